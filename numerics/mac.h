@@ -1,0 +1,72 @@
+// The multiply-accumulate reduction of NUMERICS.md section 4, defined once.
+//
+//   a, b: K operands each (used as given) -> y = R_out(sum_k R_mul(a_k b_k))
+//
+// Layers (matmul, convolution, attention, aggregation) and the calculator's
+// `dot` all reduce through this definition, in the canonical order the caller
+// lays the operands out in.
+#pragma once
+
+#include "numerics/round.h"
+
+namespace emu {
+
+struct MacPolicy {
+  bool mul_exact = true;  // the product is not rounded (`mul: exact`)
+  Format mul;             // product format when !mul_exact (may be accumulator-only)
+  Format acc;             // accumulator (may be accumulator-only)
+  Format out;             // result format
+  int chunk = 0;          // > 0: sums of `chunk` consecutive terms go to acc_outer
+  Format acc_outer;       // the second accumulator when chunk > 0 (default fp32)
+};
+
+// Where each rounding of one reduction takes its random draw under :sr: the
+// sites are numbered so that skipping a zero term moves no other draw.
+//   term k: product 2k, accumulation 2k+1; chunk c's promotion 2K+c;
+//   bias 2K+chunks; output 2K+chunks+1.
+struct MacSites {
+  static uint64_t product(uint64_t k) { return 2 * k; }
+  static uint64_t accumulate(uint64_t k) { return 2 * k + 1; }
+};
+
+// y = R_out(acc) after the reduction; `bias` may be null. `draw(site)` returns
+// the 32-bit random draw for a site (only called for :sr formats).
+template <class Draw>
+EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K,
+                         const float* bias, Draw draw) {
+  const bool chunked = p.chunk > 0;
+  const int64_t chunks = chunked && K > 0 ? (K + p.chunk - 1) / p.chunk : 1;
+  const uint64_t tail = 2 * static_cast<uint64_t>(K);
+  double outer = 0.0;  // +0 in acc_outer
+  double acc = 0.0;    // +0 in acc
+  for (int64_t k = 0; k < K; ++k) {
+    if (chunked && k > 0 && k % p.chunk == 0) {
+      int64_t c = k / p.chunk - 1;
+      outer = round_exact(p.acc_outer, exact_add(outer, acc, round_down_zero(p.acc_outer)),
+                          is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
+      acc = 0.0;
+    }
+    if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
+    // The exact product of two binary32 values is a binary64 value (48 bits).
+    double product = static_cast<double>(a[k]) * static_cast<double>(b[k]);
+    if (!p.mul_exact)
+      product = round_value(p.mul, product, is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
+    acc = round_exact(p.acc, exact_add(acc, product, round_down_zero(p.acc)),
+                      is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
+  }
+  Format last = p.acc;
+  if (chunked) {
+    int64_t c = chunks - 1;
+    outer = round_exact(p.acc_outer, exact_add(outer, acc, round_down_zero(p.acc_outer)),
+                        is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
+    acc = outer;
+    last = p.acc_outer;
+  }
+  if (bias) {
+    acc = round_exact(last, exact_add(acc, *bias, round_down_zero(last)),
+                      is_stochastic(last) ? draw(tail + chunks) : 0);
+  }
+  return round_value(p.out, acc, is_stochastic(p.out) ? draw(tail + chunks + 1) : 0);
+}
+
+}  // namespace emu

@@ -1,0 +1,72 @@
+// R_F: rounding into any format, and the arithmetic of NUMERICS.md section 3.
+//
+// These are the entry points the CPU backend, the CUDA kernels, the calculator
+// and the tests call. `rand` is one 32-bit Philox draw (numerics/philox.h); it
+// is read only by formats with :sr.
+#pragma once
+
+#include "numerics/exact_arith.h"
+#include "numerics/fixed.h"
+#include "numerics/ieee.h"
+#include "numerics/posit.h"
+
+namespace emu {
+
+EMU_HD double round_exact(const Format& f, const Exact& x, uint32_t rand) {
+  switch (f.family) {
+    case Family::Ieee: return ieee_round(f, x, rand);
+    case Family::Posit: return posit_round(f, x, rand);
+    case Family::Fixed: return fixed_round(f, x, rand);
+  }
+  return quiet_nan();
+}
+
+// R_F(v) for a binary64 value v (any value, not only binary32 ones).
+EMU_HD double round_value(const Format& f, double v, uint32_t rand = 0) {
+  return round_exact(f, exact_from_double(v), rand);
+}
+
+// R_F(x) for a binary32 x into a storage format (values are binary32 values).
+EMU_HD float quantize(const Format& f, float x, uint32_t rand = 0) {
+  return static_cast<float>(round_value(f, static_cast<double>(x), rand));
+}
+
+EMU_HD bool round_down_zero(const Format& f) { return f.rounding == Rounding::Down; }
+
+// Correctly rounded arithmetic; operands must be values of f.
+EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0) {
+  return round_exact(f, exact_add(a, b, round_down_zero(f)), rand);
+}
+EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) {
+  return round_exact(f, exact_sub(a, b, round_down_zero(f)), rand);
+}
+EMU_HD double format_mul(const Format& f, double a, double b, uint32_t rand = 0) {
+  return round_exact(f, exact_mul(a, b), rand);
+}
+EMU_HD double format_div(const Format& f, double a, double b, uint32_t rand = 0) {
+  return round_exact(f, exact_div(a, b), rand);
+}
+EMU_HD double format_sqrt(const Format& f, double a, uint32_t rand = 0) {
+  return round_exact(f, exact_sqrt(a), rand);
+}
+
+// Code bits <-> values.
+EMU_HD double decode(const Format& f, uint64_t code) {
+  switch (f.family) {
+    case Family::Ieee: return ieee_decode(f, code);
+    case Family::Posit: return posit_decode(f, code);
+    case Family::Fixed: return fixed_decode(f, code);
+  }
+  return quiet_nan();
+}
+// False when v is not a value of f or has no code (NaN in a format without one).
+EMU_HD bool encode(const Format& f, double v, uint64_t* code) {
+  switch (f.family) {
+    case Family::Ieee: return ieee_encode(f, v, code);
+    case Family::Posit: return posit_encode(f, v, code);
+    case Family::Fixed: return fixed_encode(f, v, code);
+  }
+  return false;
+}
+
+}  // namespace emu
