@@ -1,0 +1,58 @@
+#include "backends/cuda/device.h"
+#include "backends/cuda/numerics_ops.h"
+#include "numerics/philox.h"
+#include "numerics/round.h"
+
+namespace emu::cuda {
+namespace {
+
+// a, b, out: (n); one thread per element.
+__global__ void elementwise_kernel(ArithOp op, Format f, const float* a, const float* b, float* out,
+                                   size_t n, DrawKey key) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  uint32_t rand = is_stochastic(f) ? philox_draw(key.seed, key.stream, key.first_index + i) : 0;
+  double r = 0;
+  switch (op) {
+    case ArithOp::Quantize: r = round_value(f, a[i], rand); break;
+    case ArithOp::Add: r = format_add(f, a[i], b[i], rand); break;
+    case ArithOp::Sub: r = format_sub(f, a[i], b[i], rand); break;
+    case ArithOp::Mul: r = format_mul(f, a[i], b[i], rand); break;
+    case ArithOp::Div: r = format_div(f, a[i], b[i], rand); break;
+    case ArithOp::Sqrt: r = format_sqrt(f, a[i], rand); break;
+  }
+  out[i] = static_cast<float>(r);
+}
+
+// codes: (n) -> values: (n)
+__global__ void decode_kernel(Format f, const uint32_t* codes, float* values, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) values[i] = static_cast<float>(decode(f, codes[i]));
+}
+
+}  // namespace
+
+void elementwise_on_device(ArithOp op, const Format& f, const float* a, const float* b, float* out,
+                           size_t n, DrawKey key) {
+  if (n == 0) return;
+  DeviceArray<float> da(n), db(n), dout(n);
+  da.upload(a);
+  db.upload(b ? b : a);
+  elementwise_kernel<<<grid_for(n), 256>>>(op, f, da.data(), db.data(), dout.data(), n, key);
+  check(cudaGetLastError(), "elementwise_kernel launch");
+  check(cudaDeviceSynchronize(), "elementwise_kernel");
+  dout.download(out);
+}
+
+void decode_on_device(const Format& f, const uint32_t* codes, float* values, size_t n) {
+  if (n == 0) return;
+  DeviceArray<uint32_t> dcodes(n);
+  DeviceArray<float> dvalues(n);
+  dcodes.upload(codes);
+  decode_kernel<<<grid_for(n), 256>>>(f, dcodes.data(), dvalues.data(), n);
+  check(cudaGetLastError(), "decode_kernel launch");
+  check(cudaDeviceSynchronize(), "decode_kernel");
+  dvalues.download(values);
+}
+
+}  // namespace emu::cuda

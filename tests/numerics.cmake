@@ -1,0 +1,1 @@
+emutrain_test(test_edge_corpus SOURCES test_edge_corpus.cpp)
