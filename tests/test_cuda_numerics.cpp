@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/cuda/numerics_ops.h"
-#include "backends/cuda/philox_check.h"
+#include "backends/cuda/device_query.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
