@@ -1,18 +1,18 @@
 // Exact results of + - * / sqrt on binary64 operands (format values), as Exact.
 //
 // Integer arithmetic on 128-bit significands: sums and products are exact,
-// quotients and roots keep >= 64 significant bits plus a sticky bit, so one
-// correct rounding into any format follows (NUMERICS.md section 3).
+// quotients keep >= 126 and roots >= 97 significant bits plus a sticky bit: one
+// correct rounding into any format follows, stochastic rounding of binary64-wide
+// accumulators included (p + 32 bits needed; NUMERICS.md section 3).
 #pragma once
 
 #include "numerics/exact.h"
 
 namespace emu {
 
-// The sign an exact zero sum takes: +0, but -0 when rounding toward -Inf
+// x + y for operands without sticky bits (exact values). The sign an exact zero sum takes: +0, but -0 when rounding toward -Inf
 // (IEEE 754 section 6.3); x + x = x for zeros of one sign.
-EMU_HD Exact exact_add(double a, double b, bool round_down) {
-  Exact x = exact_from_double(a), y = exact_from_double(b);
+EMU_HD Exact exact_add(Exact x, Exact y, bool round_down) {
   if (x.kind == Exact::NaN || y.kind == Exact::NaN) return exact_nan();
   if (x.kind == Exact::Inf || y.kind == Exact::Inf) {
     if (x.kind == Exact::Inf && y.kind == Exact::Inf && x.negative != y.negative) return exact_nan();
@@ -52,6 +52,10 @@ EMU_HD Exact exact_add(double a, double b, bool round_down) {
   return r;
 }
 
+EMU_HD Exact exact_add(double a, double b, bool round_down) {
+  return exact_add(exact_from_double(a), exact_from_double(b), round_down);
+}
+
 EMU_HD Exact exact_sub(double a, double b, bool round_down) { return exact_add(a, -b, round_down); }
 
 EMU_HD Exact exact_mul(double a, double b) {
@@ -79,14 +83,21 @@ EMU_HD Exact exact_div(double a, double b) {
   if (y.kind == Exact::Inf) return exact_zero(negative);
   if (y.kind == Exact::Zero) return x.kind == Exact::Zero ? exact_nan() : exact_inf(negative);
   if (x.kind == Exact::Zero) return exact_zero(negative);
-  x = normalized(x);  // dividend at bit 127, divisor <= 53 bits: quotient >= 74 bits
+  // Long division in two steps: the dividend at bit 127 over a divisor of at
+  // most 53 bits gives >= 74 quotient bits, the remainder (< divisor) shifted by
+  // 52 gives 52 more: >= 126 bits, enough for binary64 plus 32 stochastic bits.
+  x = normalized(x);
+  const int divisor_shift = clz128(y.sig) - 75;  // divisor's top bit at bit 52 (subnormals too)
+  y.sig <<= divisor_shift;
+  y.exp -= divisor_shift;
   Exact r;
   r.kind = Exact::Finite;
   r.negative = negative;
-  u128 divisor = y.sig;
-  r.sig = x.sig / divisor;
-  r.sticky = x.sig % divisor != 0;
-  r.exp = x.exp - y.exp;
+  const u128 divisor = y.sig;
+  const u128 high = x.sig / divisor, rest = (x.sig % divisor) << 52;
+  r.sig = (high << 52) | (rest / divisor);
+  r.sticky = rest % divisor != 0;
+  r.exp = x.exp - y.exp - 52;
   return r;
 }
 
@@ -118,10 +129,27 @@ EMU_HD Exact exact_sqrt(double a) {
     x.sig >>= 1;
     x.exp += 1;
   }
+  // isqrt gives >= 63 bits; 34 more digit-by-digit steps (each appends two zero
+  // bits to the radicand: root' = 2 root + b) give >= 97, enough for binary64
+  // plus 32 stochastic bits. The remainder stays below 2 root + 1 < 2^99.
+  bool inexact = false;
+  u128 root = isqrt128(x.sig, &inexact);
+  u128 rest = x.sig - root * root;
+  for (int i = 0; i < 34; ++i) {
+    u128 trial = 4 * root + 1;
+    if (4 * rest >= trial) {
+      rest = 4 * rest - trial;
+      root = 2 * root + 1;
+    } else {
+      rest = 4 * rest;
+      root = 2 * root;
+    }
+  }
   Exact r;
   r.kind = Exact::Finite;
-  r.sig = isqrt128(x.sig, &r.sticky);  // >= 63 bits
-  r.exp = x.exp / 2;
+  r.sig = root;
+  r.sticky = rest != 0;
+  r.exp = x.exp / 2 - 34;
   return r;
 }
 

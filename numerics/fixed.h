@@ -48,6 +48,27 @@ EMU_HD double fixed_round(const Format& f, const Exact& x, uint32_t rand) {
   return fixed_value(f, fixed_round_int(f, x, rand));
 }
 
+// For :wrap, where only the rounded value modulo 2^w matters: a value congruent
+// to x modulo 2^(w-f+1) (an even number of 2^w wraps), of the same sign, below
+// 2^(w-f+2) in magnitude. It rounds and wraps like x in every mode (the cut-off
+// bits and the sign are unchanged), and keeps a sum with a small addend exact
+// where x itself would need more than 128 bits (2^125 + 1.5, say).
+EMU_HD Exact fixed_wrap_reduce(const Format& f, Exact x) {
+  if (f.family != Family::Fixed || f.saturate || x.kind != Exact::Finite) return x;
+  const int top = f.nbits - f.frac_bits + 1;  // the modulus is 2^top
+  if (exact_log2(x) <= top) return x;
+  // Not normalised: sig keeps its width (53 bits for a binary64), so the result
+  // stays as narrow, as exact_add expects.
+  int pos = top - x.exp;  // bit of sig with weight 2^top, below sig's top bit
+  if (pos <= 0) {         // every bit of x is a multiple of 2^top
+    x.sig = 1;
+    x.exp = top;
+    return x;
+  }
+  x.sig = (x.sig & ((static_cast<u128>(1) << pos) - 1)) | (static_cast<u128>(1) << pos);
+  return x;
+}
+
 EMU_HD double fixed_decode(const Format& f, uint64_t code) {
   int drop = 64 - f.nbits;
   return fixed_value(f, static_cast<int64_t>(code << drop) >> drop);

@@ -48,12 +48,13 @@ struct Format {
   int es = 0;
   int frac_bits = 0;
 
-  // Derived constants, filled in by finalize_format() (format_spec.cpp).
+  // Derived constants, filled in by finalize_format() (format_spec.cpp). The
+  // defaults are those of fp32, so a default-constructed Format is fp32.
   int bias = 127;   // Ieee exponent bias
   int emin = -126;  // Ieee: exponent of the smallest normal binade (1 - bias)
-  double max_finite = 0;     // largest finite value
-  double min_positive = 0;   // smallest positive value (subnormal where there are subnormals)
-  double min_normal = 0;     // Ieee: 2^emin; Posit/Fixed: equal to min_positive
+  double max_finite = 0x1.fffffep127;  // largest finite value
+  double min_positive = 0x1p-149;      // smallest positive value (subnormal where there are subnormals)
+  double min_normal = 0x1p-126;        // Ieee: 2^emin; Posit/Fixed: equal to min_positive
 };
 
 EMU_HD bool is_stochastic(const Format& f) { return f.rounding == Rounding::Stochastic; }

@@ -42,8 +42,7 @@ EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int
   for (int64_t k = 0; k < K; ++k) {
     if (chunked && k > 0 && k % p.chunk == 0) {
       int64_t c = k / p.chunk - 1;
-      outer = round_exact(p.acc_outer, exact_add(outer, acc, round_down_zero(p.acc_outer)),
-                          is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
+      outer = add_into(p.acc_outer, outer, acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
       acc = 0.0;
     }
     if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
@@ -51,20 +50,17 @@ EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int
     double product = static_cast<double>(a[k]) * static_cast<double>(b[k]);
     if (!p.mul_exact)
       product = round_value(p.mul, product, is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
-    acc = round_exact(p.acc, exact_add(acc, product, round_down_zero(p.acc)),
-                      is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
+    acc = add_into(p.acc, acc, product, is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
   }
   Format last = p.acc;
   if (chunked) {
     int64_t c = chunks - 1;
-    outer = round_exact(p.acc_outer, exact_add(outer, acc, round_down_zero(p.acc_outer)),
-                        is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
+    outer = add_into(p.acc_outer, outer, acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
     acc = outer;
     last = p.acc_outer;
   }
   if (bias) {
-    acc = round_exact(last, exact_add(acc, *bias, round_down_zero(last)),
-                      is_stochastic(last) ? draw(tail + chunks) : 0);
+    acc = add_into(last, acc, *bias, is_stochastic(last) ? draw(tail + chunks) : 0);
   }
   return round_value(p.out, acc, is_stochastic(p.out) ? draw(tail + chunks + 1) : 0);
 }

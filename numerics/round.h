@@ -33,13 +33,25 @@ EMU_HD float quantize(const Format& f, float x, uint32_t rand = 0) {
 
 EMU_HD bool round_down_zero(const Format& f) { return f.rounding == Rounding::Down; }
 
+// R_f(a + b) for any binary64 a, b: the accumulate step of a reduction (a is
+// the accumulator, b a product or bias) and format_add. For wrapping fixed point
+// a huge addend is first reduced modulo an even number of wraps (fixed.h) when
+// the other one is below the wrap modulus, which keeps the sign of the sum; so
+// the result is exact whenever at most one addend is that large (always, in a
+// reduction, whose accumulator is a value of the format).
+EMU_HD double add_into(const Format& f, double a, double b, uint32_t rand = 0) {
+  Exact x = exact_from_double(a), y = exact_from_double(b);
+  if (f.family == Family::Fixed && !f.saturate && x.kind == Exact::Finite && y.kind == Exact::Finite) {
+    const int modulus_log2 = f.nbits - f.frac_bits + 1;
+    if (exact_log2(y) < modulus_log2) x = fixed_wrap_reduce(f, x);
+    else if (exact_log2(x) < modulus_log2) y = fixed_wrap_reduce(f, y);
+  }
+  return round_exact(f, exact_add(x, y, round_down_zero(f)), rand);
+}
+
 // Correctly rounded arithmetic; operands must be values of f.
-EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0) {
-  return round_exact(f, exact_add(a, b, round_down_zero(f)), rand);
-}
-EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) {
-  return round_exact(f, exact_sub(a, b, round_down_zero(f)), rand);
-}
+EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0) { return add_into(f, a, b, rand); }
+EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) { return add_into(f, a, -b, rand); }
 EMU_HD double format_mul(const Format& f, double a, double b, uint32_t rand = 0) {
   return round_exact(f, exact_mul(a, b), rand);
 }
