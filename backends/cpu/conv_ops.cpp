@@ -1,0 +1,406 @@
+// conv2d_forward, conv2d_grad_input, conv2d_grad_weight and channel_sum on the CPU.
+//
+// Each convolution is a set of GEMMs over packed operands (im2col for the
+// forward and grad-weight, a strided gather of gy for grad-input), run by
+// mac_gemm, whose output (i, j) is mac_reduce over k ascending: the packing lays
+// the terms out in the canonical order of core/backend_ops_nn.h, so the fast
+// GEMM paths give the bits of the definition. Packed operands are cut into row
+// (or column) blocks of at most kPackFloats floats, so memory stays bounded
+// whatever the batch. Policies with stochastic rounding run the direct loop
+// (mac_reduce per output with the op's draw numbering), which is also what the
+// GEMM's generic path would do.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "numerics/philox.h"
+
+namespace emu {
+namespace {
+
+constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? static_cast<int>(h) : 1;
+}
+
+// fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
+template <class Fn>
+void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
+  if (n <= 0) return;
+  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+  if (t <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&fn, n, t, w] { fn(n * w / t, n * (w + 1) / t); });
+  fn(int64_t{0}, n / t);
+  for (std::thread& th : workers) th.join();
+}
+
+bool draws_random(const MacPolicy& p) {
+  return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||
+         (p.chunk > 0 && is_stochastic(p.acc_outer));
+}
+
+struct ConvGeom {
+  int64_t N, C_in, H, W, C_out, KH, KW, OH, OW, G, Cig, Cog;
+  int64_t sh, sw, ph, pw;
+  int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
+  int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
+  int64_t ohw() const { return OH * OW; }
+  Shape x_shape() const { return {N, C_in, H, W}; }
+  Shape w_shape() const { return {C_out, Cig, KH, KW}; }
+  Shape y_shape() const { return {N, C_out, OH, OW}; }
+};
+
+[[noreturn]] void bad_shapes(const char* op, const Conv2dParams& cp, const std::string& what) {
+  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, groups {}): {}", op, cp.stride_h,
+                                          cp.stride_w, cp.pad_h, cp.pad_w, cp.groups, what));
+}
+
+// The geometry from the input and weight shapes; checks the parameters.
+ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
+  if (xs.size() != 4 || ws.size() != 4)
+    bad_shapes(op, cp, fmt::format("x {} and w {} must both have 4 dimensions", shape_string(xs), shape_string(ws)));
+  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.groups < 1)
+    bad_shapes(op, cp, "strides and groups must be >= 1, padding >= 0");
+  ConvGeom g{};
+  g.N = xs[0], g.C_in = xs[1], g.H = xs[2], g.W = xs[3];
+  g.C_out = ws[0], g.KH = ws[2], g.KW = ws[3];
+  g.G = cp.groups;
+  g.sh = cp.stride_h, g.sw = cp.stride_w, g.ph = cp.pad_h, g.pw = cp.pad_w;
+  if (g.C_in % g.G || g.C_out % g.G)
+    bad_shapes(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
+  g.Cig = g.C_in / g.G;
+  g.Cog = g.C_out / g.G;
+  if (ws[1] != g.Cig || g.KH < 1 || g.KW < 1)
+    bad_shapes(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KH, KW))", shape_string(ws),
+                                   shape_string(xs), g.C_out, g.Cig));
+  const int64_t eh = g.H + 2 * g.ph - g.KH, ew = g.W + 2 * g.pw - g.KW;
+  if (eh < 0 || ew < 0)
+    bad_shapes(op, cp, fmt::format("kernel {}x{} larger than the padded input of x {}", g.KH, g.KW, shape_string(xs)));
+  g.OH = eh / g.sh + 1;
+  g.OW = ew / g.sw + 1;
+  return g;
+}
+
+void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  if (t.shape() != want)
+    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()),
+                                            shape_string(want)));
+}
+
+void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  check_shape(op, what, t, want);
+  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
+}
+
+// mac_reduce per output o in [0, outputs) with draws at o * sites + site; `terms(o, a, b)` writes the K
+// operand pairs of output o in canonical order and returns its bias (or null).
+template <class Terms>
+void direct_reduce(const MacPolicy& p, int64_t outputs, int64_t K, DrawKey key, int threads, float* out,
+                   const Terms& terms) {
+  const uint64_t sites = mac_site_count(K, p.chunk);
+  parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
+    std::vector<float> a(static_cast<size_t>(K)), b(static_cast<size_t>(K));
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* bias = terms(o, a.data(), b.data());
+      const uint64_t base = static_cast<uint64_t>(o) * sites;
+      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
+      out[o] = static_cast<float>(mac_reduce(p, a.data(), b.data(), K, bias, draw));
+    }
+  });
+}
+
+// im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the
+// flattened (ci, kh, kw) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
+void im2col(const ConvGeom& g, const float* x, int64_t grp, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+            float* dst, int64_t ld, int threads) {
+  const int64_t khw = g.KH * g.KW, hw = g.H * g.W;
+  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
+    std::vector<int64_t> at(static_cast<size_t>(khw));  // (kh, kw) -> offset in the input plane, or -1
+    for (int64_t r = r0 + a; r < r0 + b; ++r) {
+      const int64_t n = r / g.ohw(), s = r % g.ohw(), oh = s / g.OW, ow = s % g.OW;
+      for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
+          at[kh * g.KW + kw] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? ih * g.W + iw : -1;
+        }
+      const float* planes = x + (n * g.C_in + grp * g.Cig) * hw;
+      float* out = dst + (r - r0) * ld;
+      int64_t ci = c0 / khw, t = c0 % khw;
+      for (int64_t c = c0; c < c1; ++c) {
+        *out++ = at[t] >= 0 ? planes[ci * hw + at[t]] : 0.0f;
+        if (++t == khw) t = 0, ++ci;
+      }
+    }
+  });
+}
+
+// The grad-input operand of group g: rows r in [r0, r1) of the flattened (n, ih, iw), columns the
+// flattened (co, kh, kw) -> dst[(r - r0) * kgi + col]: gy at the output pixel whose window puts (kh, kw)
+// on (ih, iw), or 0 where there is none.
+void gather_grad_rows(const ConvGeom& g, const float* gy, int64_t grp, int64_t r0, int64_t r1, float* dst,
+                      int threads) {
+  const int64_t khw = g.KH * g.KW, ohw = g.ohw();
+  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
+    std::vector<int64_t> at(static_cast<size_t>(khw));  // (kh, kw) -> offset in the output plane, or -1
+    for (int64_t r = r0 + a; r < r0 + b; ++r) {
+      const int64_t n = r / (g.H * g.W), s = r % (g.H * g.W), ih = s / g.W, iw = s % g.W;
+      for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t th = ih + g.ph - kh, tw = iw + g.pw - kw;
+          const bool ok = th >= 0 && th % g.sh == 0 && th / g.sh < g.OH && tw >= 0 && tw % g.sw == 0 && tw / g.sw < g.OW;
+          at[kh * g.KW + kw] = ok ? (th / g.sh) * g.OW + tw / g.sw : -1;
+        }
+      const float* planes = gy + (n * g.C_out + grp * g.Cog) * ohw;
+      float* out = dst + (r - r0) * g.kgi();
+      for (int64_t co = 0; co < g.Cog; ++co, planes += ohw)
+        for (int64_t t = 0; t < khw; ++t) *out++ = at[t] >= 0 ? planes[at[t]] : 0.0f;
+    }
+  });
+}
+
+// How many GEMM tasks to run side by side (one per group, each with a single-threaded GEMM) and how many
+// threads each gets: many groups run in parallel, few groups thread inside the GEMM.
+void plan_threads(int64_t groups, int threads, int64_t* side_by_side, int* inner) {
+  const int t = resolve_threads(threads);
+  if (groups >= t && t > 1) {
+    *side_by_side = t;
+    *inner = 1;
+  } else {
+    *side_by_side = 1;
+    *inner = t;
+  }
+}
+
+// fn(group, inner_threads) for every group, `side_by_side` groups at a time.
+template <class Fn>
+void for_groups(int64_t groups, int threads, const Fn& fn) {
+  int64_t side = 1;
+  int inner = 1;
+  plan_threads(groups, threads, &side, &inner);
+  parallel_for(groups, static_cast<int>(side), 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t grp = g0; grp < g1; ++grp) fn(grp, inner);
+  });
+}
+
+}  // namespace
+
+// x (N,C_in,H,W), w (C_out,C_in/G,KH,KW), bias (C_out) or null -> y (N,C_out,OH,OW)
+void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w,
+                                const Tensor* bias, Tensor& y, DrawKey key) {
+  const char* op = "conv2d_forward";
+  const ConvGeom g = conv_geom(op, cp, x.shape(), w.shape());
+  if (bias) check_shape(op, "bias", *bias, {g.C_out});
+  check_result(op, "y", y, g.y_shape());
+  const Tensor X = x.contiguous(), Wt = w.contiguous();
+  const Tensor B = bias ? bias->contiguous() : Tensor();
+  const float* xp = X.data();
+  const float* wp = Wt.data();
+  const float* bp = bias ? B.data() : nullptr;
+  float* yp = y.data();
+  const int64_t K = g.kg(), ohw = g.ohw();
+  if (y.numel() == 0) return;
+
+  if (draws_random(p)) {
+    direct_reduce(p, y.numel(), K, key, threads_, yp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t ow = o % g.OW, oh = o / g.OW % g.OH, co = o / ohw % g.C_out, n = o / ohw / g.C_out;
+      const int64_t grp = co / g.Cog;
+      int64_t k = 0;
+      for (int64_t ci = 0; ci < g.Cig; ++ci)
+        for (int64_t kh = 0; kh < g.KH; ++kh)
+          for (int64_t kw = 0; kw < g.KW; ++kw, ++k) {
+            const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
+            a[k] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
+                       ? xp[((n * g.C_in + grp * g.Cig + ci) * g.H + ih) * g.W + iw]
+                       : 0.0f;
+            b[k] = wp[co * K + k];
+          }
+      return bp ? bp + co : nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = im2col rows (pixels, K), B = w_g^T (K, C_out/G), bias per column; C (pixels, C_out/G).
+  const int64_t rows = g.N * ohw;
+  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cog, 1}), 1, rows);
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> wt(static_cast<size_t>(K * g.Cog));
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t k = 0; k < K; ++k) wt[k * g.Cog + co] = wp[(grp * g.Cog + co) * K + k];
+    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cog));
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int64_t r1 = std::min(rows, r0 + block);
+      im2col(g, xp, grp, r0, r1, 0, K, a.data(), K, inner);
+      mac_gemm(p, a.data(), K, wt.data(), g.Cog, c.data(), g.Cog, r1 - r0, g.Cog, K,
+               bp ? bp + grp * g.Cog : nullptr, GemmDraws{key.seed, key.stream}, inner);
+      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
+        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
+          const int64_t n = r / ohw, s = r % ohw;
+          const float* src = c.data() + (r - r0) * g.Cog;
+          float* dst = yp + (n * g.C_out + grp * g.Cog) * ohw + s;
+          for (int64_t co = 0; co < g.Cog; ++co) dst[co * ohw] = src[co];
+        }
+      });
+    }
+  });
+}
+
+// gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W)
+void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w,
+                                   Tensor& gx, DrawKey key) {
+  const char* op = "conv2d_grad_input";
+  const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
+  check_shape(op, "gy", gy, g.y_shape());
+  check_result(op, "gx", gx, g.x_shape());
+  const Tensor GY = gy.contiguous(), Wt = w.contiguous();
+  const float* gp = GY.data();
+  const float* wp = Wt.data();
+  float* xp = gx.data();
+  const int64_t K = g.kgi(), hw = g.H * g.W, khw = g.KH * g.KW;
+  if (gx.numel() == 0) return;
+
+  if (draws_random(p)) {
+    direct_reduce(p, gx.numel(), K, key, threads_, xp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t iw = o % g.W, ih = o / g.W % g.H, ci = o / hw % g.C_in, n = o / hw / g.C_in;
+      const int64_t grp = ci / g.Cig, cl = ci % g.Cig;
+      int64_t k = 0;
+      for (int64_t co = grp * g.Cog; co < (grp + 1) * g.Cog; ++co)
+        for (int64_t kh = 0; kh < g.KH; ++kh)
+          for (int64_t kw = 0; kw < g.KW; ++kw, ++k) {
+            const int64_t th = ih + g.ph - kh, tw = iw + g.pw - kw;
+            const bool ok = th >= 0 && th % g.sh == 0 && th / g.sh < g.OH && tw >= 0 && tw % g.sw == 0 &&
+                            tw / g.sw < g.OW;
+            a[k] = ok ? gp[((n * g.C_out + co) * g.OH + th / g.sh) * g.OW + tw / g.sw] : 0.0f;
+            b[k] = wp[(co * g.Cig + cl) * khw + kh * g.KW + kw];
+          }
+      return nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = gathered gy rows (input pixels, K), B (K, C_in/G) = w_g as ((co, kh, kw), ci);
+  // C (input pixels, C_in/G).
+  const int64_t rows = g.N * hw;
+  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cig, 1}), 1, rows);
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> wb(static_cast<size_t>(K * g.Cig));
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t cl = 0; cl < g.Cig; ++cl)
+        for (int64_t t = 0; t < khw; ++t) wb[(co * khw + t) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
+    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int64_t r1 = std::min(rows, r0 + block);
+      gather_grad_rows(g, gp, grp, r0, r1, a.data(), inner);
+      mac_gemm(p, a.data(), K, wb.data(), g.Cig, c.data(), g.Cig, r1 - r0, g.Cig, K, nullptr,
+               GemmDraws{key.seed, key.stream}, inner);
+      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
+        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
+          const int64_t n = r / hw, s = r % hw;
+          const float* src = c.data() + (r - r0) * g.Cig;
+          float* dst = xp + (n * g.C_in + grp * g.Cig) * hw + s;
+          for (int64_t cl = 0; cl < g.Cig; ++cl) dst[cl * hw] = src[cl];
+        }
+      });
+    }
+  });
+}
+
+// x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW)
+void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy,
+                                    Tensor& gw, DrawKey key) {
+  const char* op = "conv2d_grad_weight";
+  const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
+  check_shape(op, "gy", gy, g.y_shape());
+  check_result(op, "gw", gw, g.w_shape());
+  const Tensor X = x.contiguous(), GY = gy.contiguous();
+  const float* xp = X.data();
+  const float* gp = GY.data();
+  float* wp = gw.data();
+  const int64_t kg = g.kg(), ohw = g.ohw(), K = g.N * ohw, khw = g.KH * g.KW;
+
+  if (draws_random(p)) {
+    direct_reduce(p, gw.numel(), K, key, threads_, wp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t kw = o % g.KW, kh = o / g.KW % g.KH, cl = o / khw % g.Cig, co = o / kg;
+      const int64_t ci = co / g.Cog * g.Cig + cl;
+      int64_t k = 0;
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow, ++k) {
+            const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
+            a[k] = gp[((n * g.C_out + co) * g.OH + oh) * g.OW + ow];
+            b[k] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? xp[((n * g.C_in + ci) * g.H + ih) * g.W + iw] : 0.0f;
+          }
+      return nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = gy_g as (C_out/G, (n, oh, ow)), B = im2col (pixels, kg) in column blocks,
+  // C = the columns of gw's group rows (ldc = kg).
+  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, kg);
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> a(static_cast<size_t>(g.Cog * K));
+    parallel_for(g.Cog * g.N, inner, 16, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t co = t / g.N, n = t % g.N;
+        std::copy_n(gp + (n * g.C_out + grp * g.Cog + co) * ohw, ohw, a.data() + co * K + n * ohw);
+      }
+    });
+    std::vector<float> b(static_cast<size_t>(K * cols));
+    for (int64_t c0 = 0; c0 < kg; c0 += cols) {
+      const int64_t c1 = std::min(kg, c0 + cols);
+      im2col(g, xp, grp, 0, K, c0, c1, b.data(), c1 - c0, inner);
+      mac_gemm(p, a.data(), K, b.data(), c1 - c0, wp + grp * g.Cog * kg + c0, kg, g.Cog, c1 - c0, K, nullptr,
+               GemmDraws{key.seed, key.stream}, inner);
+    }
+  });
+}
+
+// x (N,C,S) -> y (C): the sum of NUMERICS.md section 4 (mul exact, b = 1) over (n, s), rounded to p.out.
+void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
+  if (x.ndim() != 3) throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
+  check_result("channel_sum", "y", y, {C});
+  const Tensor X = x.contiguous();
+  const float* xp = X.data();
+  float* yp = y.data();
+  MacPolicy sp = p;
+  sp.mul_exact = true;
+  const std::vector<float> ones(static_cast<size_t>(K), 1.0f);
+  const bool fast = !draws_random(sp) && sp.chunk == 0 && sp.acc.family == Family::Ieee && sp.acc.exp_bits == 8 &&
+                    sp.acc.man_bits == 23 && sp.acc.rounding == Rounding::NearestEven && sp.acc.subnormals &&
+                    !sp.acc.saturate && sp.acc.specials == Specials::InfNan;
+  const uint64_t sites = mac_site_count(K, sp.chunk);
+  parallel_for(C, threads_, 1, [&](int64_t c0, int64_t c1) {
+    std::vector<float> a(static_cast<size_t>(fast ? 0 : K));
+    for (int64_t c = c0; c < c1; ++c) {
+      if (fast) {
+        // Binary32 additions are R_fp32 of the exact sums; a zero term leaves the (never -0) sum as it is.
+        float acc = 0.0f;
+        for (int64_t n = 0; n < N; ++n) {
+          const float* row = xp + (n * C + c) * S;
+          for (int64_t s = 0; s < S; ++s) acc = acc + row[s];
+        }
+        yp[c] = static_cast<float>(round_value(sp.out, acc));
+        continue;
+      }
+      for (int64_t n = 0; n < N; ++n) std::copy_n(xp + (n * C + c) * S, S, a.data() + n * S);
+      const uint64_t base = static_cast<uint64_t>(c) * sites;
+      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
+      yp[c] = static_cast<float>(mac_reduce(sp, a.data(), ones.data(), K, nullptr, draw));
+    }
+  });
+}
+
+}  // namespace emu

@@ -1,0 +1,148 @@
+// Activations and the element-wise add on the CPU; also the chunked thread loop
+// that the element-wise op files share (cpu_parallel_for).
+//
+// Each op has a plain fp32 fast path (Fp32Arith: native binary32 operations,
+// vectorisable) and the general path (ElementArith: exact operations rounded
+// into the format); both run the same per-element definition from
+// core/backend_ops_elementwise.h and give the same bits where both apply.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "numerics/bulk.h"
+
+namespace emu {
+
+// Runs body(lo, hi) over [0, n) in contiguous chunks, one per thread, each of at
+// least `grain` elements (fewer threads for small n); the first chunk runs in the
+// calling thread. threads <= 0: hardware concurrency. Results must not depend on
+// the split: every element's draws are keyed by its index.
+void cpu_parallel_for(int64_t n, int64_t grain, int threads, const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  int64_t t = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  t = std::min<int64_t>(t, std::max<int64_t>(1, n / std::max<int64_t>(1, grain)));
+  if (t <= 1) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(t - 1));
+  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&body, n, t, w] { body(n * w / t, n * (w + 1) / t); });
+  body(0, n / t);
+  for (std::thread& w : workers) w.join();
+}
+
+namespace {
+
+constexpr int64_t kGrain = int64_t{1} << 14;  // elements per thread at least
+
+void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape())
+    throw std::invalid_argument(
+        fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
+}
+
+void check_output(const char* op, const Tensor& in, const Tensor& out) {
+  check_same_shape(op, in, out);
+  if (!out.is_contiguous()) throw std::invalid_argument(fmt::format("{}: the output must be contiguous", op));
+}
+
+template <Activation K>
+void activation_values(const float* x, float* y, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) y[i] = activation_value(K, x[i]);
+}
+
+template <Activation K, class A>
+void activation_grads(A a, const float* x, const float* y, const float* gy, float* gx, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    a.at(static_cast<uint64_t>(i));
+    gx[i] = activation_grad(K, a, x[i], y[i], gy[i]);
+  }
+}
+
+template <class A>
+void grads_for(Activation kind, const A& a, const float* x, const float* y, const float* gy, float* gx, int64_t lo,
+               int64_t hi) {
+  switch (kind) {
+    case Activation::Relu: activation_grads<Activation::Relu>(a, x, y, gy, gx, lo, hi); break;
+    case Activation::Gelu: activation_grads<Activation::Gelu>(a, x, y, gy, gx, lo, hi); break;
+    case Activation::Silu: activation_grads<Activation::Silu>(a, x, y, gy, gx, lo, hi); break;
+    case Activation::Tanh: activation_grads<Activation::Tanh>(a, x, y, gy, gx, lo, hi); break;
+    case Activation::Sigmoid: activation_grads<Activation::Sigmoid>(a, x, y, gy, gx, lo, hi); break;
+  }
+}
+
+template <class A>
+void add_values(A a, const float* x, const float* y, float* out, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    a.at(static_cast<uint64_t>(i));
+    out[i] = a.add(x[i], y[i], 0);
+  }
+}
+
+}  // namespace
+
+// x: (n) -> y: (n), y[i] = R_out(f(x[i])): f in binary32, then the chunk rounded
+// in bulk (numerics/bulk.h), element i drawing at index i of stream key.stream.
+void CpuBackend::activation_forward(Activation kind, const Format& out, const Tensor& x, Tensor& y, DrawKey key) {
+  check_output("activation_forward", x, y);
+  Tensor xc = x.contiguous();
+  const float* xp = xc.data();
+  float* yp = y.data();
+  const bool plain = is_native_fp32(out);
+  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+    switch (kind) {
+      case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
+      case Activation::Gelu: activation_values<Activation::Gelu>(xp, yp, lo, hi); break;
+      case Activation::Silu: activation_values<Activation::Silu>(xp, yp, lo, hi); break;
+      case Activation::Tanh: activation_values<Activation::Tanh>(xp, yp, lo, hi); break;
+      case Activation::Sigmoid: activation_values<Activation::Sigmoid>(xp, yp, lo, hi); break;
+    }
+    if (plain) return;
+    BulkOptions opt;
+    opt.threads = 1;
+    opt.seed = key.seed;
+    opt.stream = key.stream;
+    opt.first_index = static_cast<uint64_t>(lo);
+    quantize_array(out, yp + lo, yp + lo, static_cast<size_t>(hi - lo), opt);
+  });
+}
+
+// x, y, gy: (n) -> gx: (n), activation_grad in format g.
+void CpuBackend::activation_backward(Activation kind, const Format& g, const Tensor& x, const Tensor& y,
+                                     const Tensor& gy, Tensor& gx, DrawKey key) {
+  check_same_shape("activation_backward", x, y);
+  check_same_shape("activation_backward", x, gy);
+  check_output("activation_backward", x, gx);
+  Tensor xc = x.contiguous(), yc = y.contiguous(), gc = gy.contiguous();
+  const float *xp = xc.data(), *yp = yc.data(), *gp = gc.data();
+  float* out = gx.data();
+  const bool plain = is_native_fp32(g);
+  const ElementArith arith(g, key.seed, key.stream);
+  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+    if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
+    else grads_for(kind, arith, xp, yp, gp, out, lo, hi);
+  });
+}
+
+// a, b: (n) -> y: (n), y[i] = R_f(a[i] + b[i]).
+void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key) {
+  check_same_shape("elementwise_add", a, b);
+  check_output("elementwise_add", a, y);
+  Tensor ac = a.contiguous(), bc = b.contiguous();
+  const float *ap = ac.data(), *bp = bc.data();
+  float* out = y.data();
+  const bool plain = is_native_fp32(f);
+  const ElementArith arith(f, key.seed, key.stream);
+  cpu_parallel_for(a.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+    if (plain) add_values(Fp32Arith{}, ap, bp, out, lo, hi);
+    else add_values(arith, ap, bp, out, lo, hi);
+  });
+}
+
+}  // namespace emu

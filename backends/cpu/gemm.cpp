@@ -1,0 +1,561 @@
+// mac_gemm: the generic path (mac_reduce per output), the fast-path driver
+// (threads, cache blocking, packing, chunk promotions, bias and output
+// rounding) and the choice between them. Micro-kernels: gemm_kernels.h.
+#include "backends/cpu/gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/gemm_kernels.h"
+#include "numerics/philox.h"
+
+namespace emu {
+
+using namespace gemm_detail;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Formats
+
+bool same_format(const Format& a, const Format& b) {
+  return a.family == b.family && a.rounding == b.rounding && a.specials == b.specials &&
+         a.subnormals == b.subnormals && a.saturate == b.saturate && a.exp_bits == b.exp_bits &&
+         a.man_bits == b.man_bits && a.nbits == b.nbits && a.es == b.es && a.frac_bits == b.frac_bits;
+}
+
+bool is_fp32_rne(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && f.specials == Specials::InfNan && !f.saturate;
+}
+
+// Every value of f is a binary32 value (what the fast paths' accumulators hold).
+bool binary32_valued(const Format& f) { return !f.accumulator_only; }
+
+// IEEE-like RNE formats with subnormals whose significand has <= 11 bits.
+bool short_ieee_rne(const Format& f) {
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals && f.man_bits <= 10 &&
+         binary32_valued(f);
+}
+
+// Every value of `sub` is a value of `super` (IEEE-like, same specials kind not required:
+// only finite values are compared; Inf/NaN products are flagged by the kernels).
+bool ieee_values_within(const Format& sub, const Format& super) {
+  return sub.family == Family::Ieee && super.family == Family::Ieee && sub.man_bits <= super.man_bits &&
+         sub.max_finite <= super.max_finite && sub.min_normal >= super.min_normal &&
+         sub.emin - sub.man_bits >= super.emin - super.man_bits;
+}
+
+bool mul_fast_ieee_rne(const Format& f) { return fast_ieee_rne_product_f_supported(f); }
+
+// ---------------------------------------------------------------------------
+// Operand scans
+
+bool all_finite(const float* X, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* x = X + i * ld;
+    uint32_t bad = 0;
+    for (int64_t j = 0; j < cols; ++j) bad |= (float_bits(x[j]) & 0x7f800000u) == 0x7f800000u;
+    if (bad) return false;
+  }
+  return true;
+}
+
+// Whether every element is an integer times 2^-frac with |integer| <= 2^15 - 1:
+// sets *frac (smallest such frac, 0..64) and *max_int (largest |integer|).
+bool integer_scan(const float* X, int64_t rows, int64_t cols, int64_t ld, int* frac, double* max_int) {
+  int need = 0;
+  float max_abs = 0.0f;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint32_t u = float_bits(X[i * ld + j]) & 0x7fffffffu;
+      if (u == 0) continue;
+      if (u >= 0x7f800000u) return false;
+      const uint32_t e = u >> 23;
+      const uint32_t sig = e ? (u & 0x7fffffu) | 0x800000u : u;
+      // value = sig * 2^(max(e,1) - 150): needs 150 - max(e,1) - ctz(sig) fraction bits.
+      const int f = 150 - static_cast<int>(e ? e : 1) - __builtin_ctz(sig);
+      need = std::max(need, f);
+      max_abs = std::max(max_abs, bits_float(u));
+    }
+  }
+  if (need > 64) return false;
+  *frac = need;
+  *max_int = std::ldexp(static_cast<double>(max_abs), need);
+  return *max_int <= 32767.0;
+}
+
+// ---------------------------------------------------------------------------
+// The problem and what is done after the k loop.
+
+struct Problem {
+  const MacPolicy* p;
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+  float* C;
+  int64_t ldc;
+  int64_t M, N, K;
+  const float* bias;
+  GemmDraws draws;
+  uint64_t sites;  // mac_site_count(K, chunk)
+};
+
+// Chunk promotions, bias and output rounding, as at the end of mac_reduce,
+// with shortcuts where one binary32 operation is the exact rounding.
+class Epilogue {
+ public:
+  Epilogue(const Problem& pb, bool acc_binary32) : pb_(pb), p_(*pb.p) {
+    chunked_ = p_.chunk > 0;
+    chunks_ = chunked_ && pb.K > 0 ? static_cast<uint64_t>((pb.K + p_.chunk - 1) / p_.chunk) : 1;
+    tail_ = 2 * static_cast<uint64_t>(pb.K);
+    last_ = chunked_ ? p_.acc_outer : p_.acc;
+    // Values reaching the bias are binary32 values when the last accumulator is.
+    const bool last_b32 = chunked_ ? binary32_valued(p_.acc_outer) : acc_binary32;
+    promote_fp32_ = chunked_ && is_fp32_rne(p_.acc_outer) && acc_binary32;
+    bias_fp32_ = is_fp32_rne(last_) && last_b32;
+    // R_out(v) = v when v is already a value of out (non-stochastic modes).
+    out_identity_ = !is_stochastic(p_.out) &&
+                    ((same_format(p_.out, last_) && binary32_valued(last_)) || (is_fp32_rne(p_.out) && last_b32));
+    out_binary32_ = p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 &&
+                    p_.out.subnormals;
+    out_ieee_ = !is_stochastic(p_.out) && fast_ieee_d_supported(p_.out);
+    if (out_ieee_) out_params_ = fast_ieee_d_params(p_.out);
+  }
+
+  bool chunked() const { return chunked_; }
+
+  // outer <- R_outer(outer + acc) for chunk c of output o.
+  double promote(double outer, double acc, uint64_t o, uint64_t c) const {
+    if (promote_fp32_) return static_cast<float>(outer) + static_cast<float>(acc);
+    const uint32_t r = is_stochastic(p_.acc_outer) ? draw(o, tail_ + c) : 0;
+    return round_exact(p_.acc_outer, exact_add(outer, acc, round_down_zero(p_.acc_outer)), r);
+  }
+
+  // The output o from its final accumulator value v, bias element b (or null).
+  float finish(double v, const float* b, uint64_t o) const {
+    if (b) {
+      if (bias_fp32_) {
+        v = static_cast<float>(v) + *b;
+      } else {
+        const uint32_t r = is_stochastic(last_) ? draw(o, tail_ + chunks_) : 0;
+        v = round_exact(last_, exact_add(v, *b, round_down_zero(last_)), r);
+      }
+    }
+    if (out_identity_) return is_nan(v) ? static_cast<float>(quiet_nan()) : static_cast<float>(v);
+    // A finite binary32 value is its own rounding into binary32 in every mode.
+    if (out_binary32_ && static_cast<double>(static_cast<float>(v)) == v && std::fabs(v) <= 3.4028234663852886e38)
+      return static_cast<float>(v);
+    if (out_ieee_) return static_cast<float>(round_out_ieee(v));
+    const uint32_t r = is_stochastic(p_.out) ? draw(o, tail_ + chunks_ + 1) : 0;
+    return static_cast<float>(round_value(p_.out, v, r));
+  }
+
+ private:
+  uint32_t draw(uint64_t o, uint64_t site) const {
+    return philox_draw(pb_.draws.seed, pb_.draws.stream, o * pb_.sites + site);
+  }
+  double round_out_ieee(double v) const {
+    switch (out_params_.mode) {
+      case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(out_params_, v);
+      case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(out_params_, v);
+      case Rounding::Up: return fast_ieee_d<Rounding::Up>(out_params_, v);
+      case Rounding::Down: return fast_ieee_d<Rounding::Down>(out_params_, v);
+      case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(out_params_, v);
+      case Rounding::Stochastic: break;
+    }
+    return round_value(p_.out, v, 0);
+  }
+
+  const Problem& pb_;
+  const MacPolicy& p_;
+  bool chunked_ = false;
+  uint64_t chunks_ = 1, tail_ = 0;
+  Format last_;
+  bool promote_fp32_ = false, bias_fp32_ = false, out_identity_ = false, out_binary32_ = false, out_ieee_ = false;
+  FastIeeeD out_params_{};
+};
+
+// ---------------------------------------------------------------------------
+// Threads: workers take tasks from a shared counter, so that a worker slowed
+// down by other processes on the machine does not hold the others up.
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? static_cast<int>(h) : 1;
+}
+
+// body(task) for every task in [0, tasks), on up to `threads` threads (the
+// calling one included).
+template <class Body>
+void parallel_tasks(int64_t tasks, int threads, const Body& body) {
+  const int64_t t = std::min<int64_t>(threads, tasks);
+  if (t <= 1) {
+    for (int64_t i = 0; i < tasks; ++i) body(i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) body(i);
+  };
+  std::vector<std::thread> workers;
+  for (int64_t w = 1; w < t; ++w) workers.emplace_back(work);
+  work();
+  for (std::thread& w : workers) w.join();
+}
+
+// ---------------------------------------------------------------------------
+// The generic path: mac_reduce per output, over a packed transpose of B.
+
+void generic_gemm(const Problem& pb, int threads) {
+  const int64_t M = pb.M, N = pb.N, K = pb.K;
+  std::vector<float> bt(static_cast<size_t>(N * K));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = pb.B[k * pb.ldb + j];
+  const int64_t outputs = M * N, per_task = 64;
+  parallel_tasks((outputs + per_task - 1) / per_task, threads, [&](int64_t task) {
+    for (int64_t o = task * per_task; o < std::min(outputs, (task + 1) * per_task); ++o) {
+      const int64_t i = o / N, j = o % N;
+      const uint64_t base = static_cast<uint64_t>(o) * pb.sites;
+      auto draw = [&](uint64_t site) { return philox_draw(pb.draws.seed, pb.draws.stream, base + site); };
+      const double y = mac_reduce(*pb.p, pb.A + i * pb.lda, bt.data() + j * K, K, pb.bias ? pb.bias + j : nullptr, draw);
+      pb.C[i * pb.ldc + j] = static_cast<float>(y);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The fast-path driver. For each block of NC columns: pack that block of B
+// (all K terms, in KC-term blocks cut at chunk ends, NR-column panels), then
+// run tasks of (up to RB rows) x (a range of panels): for each k block, for
+// each MR rows, pack A and run the micro-kernel over the panels; promote at
+// chunk ends; finish the outputs. A task keeps its accumulators between k
+// blocks, so each output still sees its terms in order.
+
+constexpr int64_t kKC = 256;  // a multiple of every kernel's kKGroup
+constexpr int64_t kNC = 512;
+constexpr int64_t kRB = 32;  // rows per task, at most
+
+// Kern::kKGroup if present, else 1: terms per packed element.
+template <class K, class = void>
+struct KGroup : std::integral_constant<int64_t, 1> {};
+template <class K>
+struct KGroup<K, std::void_t<decltype(K::kKGroup)>> : std::integral_constant<int64_t, K::kKGroup> {};
+
+// The largest |x| of a rows x cols block as binary32 bits (NaN above Inf).
+uint32_t max_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  uint32_t m = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) m = std::max(m, float_bits(x[i * ld + j]) & 0x7fffffffu);
+  return m;
+}
+
+// An upper bound of |a b| from the operands' max_abs_bits; Inf if either may be Inf or NaN.
+double product_bound(uint32_t a, uint32_t b) {
+  if (a >= 0x7f800000u || b >= 0x7f800000u) return HUGE_VAL;
+  return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
+}
+
+template <class Kern>
+void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary32) {
+  using AElem = typename Kern::AElem;
+  using BElem = typename Kern::BElem;
+  using Acc = typename Kern::Acc;
+  constexpr int64_t MR = Kern::MR, NR = Kern::NR, G = KGroup<Kern>::value;
+  constexpr bool kKeyed = !std::is_same<typename Kern::Key, NullKey>::value;
+  const Epilogue ep(pb, acc_binary32);
+  const MacPolicy& p = *pb.p;
+  const int64_t M = pb.M, N = pb.N, K = pb.K;
+
+  // k blocks [kb[b], kb[b+1]) and the packed rows (groups of G terms) before each.
+  std::vector<int64_t> kb{0}, rows_before{0};
+  while (kb.back() < K) {
+    const int64_t k0 = kb.back();
+    int64_t k1 = std::min(K, k0 + kKC);
+    if (p.chunk > 0) k1 = std::min(k1, (k0 / p.chunk + 1) * p.chunk);
+    kb.push_back(k1);
+    rows_before.push_back(rows_before.back() + (k1 - k0 + G - 1) / G);
+  }
+  const int64_t blocks = static_cast<int64_t>(kb.size()) - 1;
+  const int64_t panels_max = (std::min(kNC, N) + NR - 1) / NR;
+  std::vector<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));
+  std::vector<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
+
+  // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
+  // when there are too few row blocks to keep the threads busy.
+  const int64_t rb = std::min(kRB, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
+  const int64_t row_tasks = (M + rb - 1) / rb;
+
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    const int64_t panels = (nc + NR - 1) / NR;
+    auto packed_b = [&](int64_t b, int64_t panel) {
+      return bpack.data() + (rows_before[b] * panels + panel * (rows_before[b + 1] - rows_before[b])) * NR;
+    };
+    parallel_tasks(blocks * panels, threads, [&](int64_t task) {
+      const int64_t b = task / panels, panel = task % panels;
+      const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
+      const int64_t j0 = jc + panel * NR, w = std::min(NR, jc + nc - j0);
+      BElem* dst = packed_b(b, panel);
+      if constexpr (kKeyed) bmax[b * panels + panel] = max_abs_bits(pb.B + k0 * pb.ldb + j0, kc, w, pb.ldb);
+      for (int64_t q = 0; q < kr; ++q) {
+        const float* src = pb.B + (k0 + q * G) * pb.ldb + j0;
+        if constexpr (G == 1) {
+          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(src[l]);
+        } else {  // pairs of terms, the last one padded with a zero term
+          const bool second = q * G + 1 < kc;
+          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b2(src[l], second ? src[pb.ldb + l] : 0.0f);
+        }
+        for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
+      }
+    });
+
+    const int64_t col_tasks = std::min(panels, std::max<int64_t>(1, (2 * threads + row_tasks - 1) / row_tasks));
+    parallel_tasks(row_tasks * col_tasks, threads, [&](int64_t task) {
+      const int64_t i0 = (task / col_tasks) * rb, i1 = std::min(M, i0 + rb);
+      const int64_t ct = task % col_tasks;
+      const int64_t p0 = panels * ct / col_tasks, p1 = panels * (ct + 1) / col_tasks;
+      const int64_t np = p1 - p0, groups = (i1 - i0 + MR - 1) / MR;
+      const int64_t j_first = jc + p0 * NR, j_end = std::min(jc + nc, jc + p1 * NR);
+      std::vector<AElem> apack(static_cast<size_t>((kKC / G + 1) * MR));
+      std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
+      std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
+      auto at = [&](int64_t i, int64_t j) {  // accumulator of output (i, j)
+        const int64_t g = (i - i0) / MR, r = (i - i0) % MR, panel = (j - j_first) / NR, l = (j - j_first) % NR;
+        return static_cast<size_t>(((g * np + panel) * MR + r) * NR + l);
+      };
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t k0 = kb[b], k1 = kb[b + 1], kc = k1 - k0, kr = rows_before[b + 1] - rows_before[b];
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
+          for (int64_t q = 0; q < kr; ++q) {
+            for (int64_t r = 0; r < h; ++r) {
+              const float* src = pb.A + (r0 + r) * pb.lda + k0 + q * G;
+              if constexpr (G == 1) {
+                apack[q * MR + r] = kern.pack_a(src[0]);
+              } else {
+                apack[q * MR + r] = kern.pack_a2(src[0], q * G + 1 < kc ? src[1] : 0.0f);
+              }
+            }
+            for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
+          }
+          // Tiles whose operands bound every product below the flag threshold
+          // skip the flag bookkeeping.
+          const uint32_t amax = kKeyed ? max_abs_bits(pb.A + r0 * pb.lda + k0, h, kc, pb.lda) : 0;
+          for (int64_t panel = p0; panel < p1; ++panel) {
+            Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
+            if constexpr (kKeyed) {
+              if (product_bound(amax, bmax[b * panels + panel]) < kern.safe_bound()) {
+                kern.template micro<false>(apack.data(), packed_b(b, panel), kr, c);
+                continue;
+              }
+            }
+            kern.template micro<true>(apack.data(), packed_b(b, panel), kr, c);
+          }
+        }
+        if (p.chunk > 0 && (k1 % p.chunk == 0 || k1 == K)) {
+          const uint64_t chunk = static_cast<uint64_t>((k1 - 1) / p.chunk);
+          for (int64_t i = i0; i < i1; ++i) {
+            for (int64_t j = j_first; j < j_end; ++j) {
+              const size_t x = at(i, j);
+              outer[x] = ep.promote(outer[x], kern.acc_value(acc[x]), static_cast<uint64_t>(i * N + j), chunk);
+              acc[x] = Acc{};
+            }
+          }
+        }
+      }
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j_first; j < j_end; ++j) {
+          const size_t x = at(i, j);
+          const double v = ep.chunked() ? outer[x] : kern.acc_value(acc[x]);
+          pb.C[i * pb.ldc + j] = ep.finish(v, pb.bias ? pb.bias + j : nullptr, static_cast<uint64_t>(i * N + j));
+        }
+      }
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Choosing a path
+
+bool mul_is(const MacPolicy& p, bool (*pred)(const Format&)) { return !p.mul_exact && pred(p.mul); }
+
+// (d): integer operands. Fills the kernel when the data qualify.
+bool int_path(const Problem& pb, KernInt* kern) {
+  const MacPolicy& p = *pb.p;
+  const Format& acc = p.acc;
+  if (acc.family != Family::Fixed || acc.nbits > 53) return false;
+  int fa = 0, fb = 0;
+  double ma = 0, mb = 0;
+  if (!integer_scan(pb.A, pb.M, pb.K, pb.lda, &fa, &ma) || !integer_scan(pb.B, pb.K, pb.N, pb.ldb, &fb, &mb))
+    return false;
+  const int shift = acc.frac_bits - fa - fb;
+  if (shift < 0 || shift > 30) return false;  // products would be rounded by the accumulator
+  const double max_prod = ma * mb;             // |ia ib| <= 2^30
+  if (!p.mul_exact) {
+    // The product format must hold every ia ib 2^-(fa+fb) exactly.
+    const Format& m = p.mul;
+    if (m.family == Family::Fixed) {
+      if (m.frac_bits < fa + fb || std::ldexp(max_prod, m.frac_bits - fa - fb) > std::ldexp(1.0, m.nbits - 1) - 1)
+        return false;
+    } else if (m.family == Family::Ieee) {
+      if (max_prod >= std::ldexp(1.0, m.man_bits + 1) || std::ldexp(max_prod, -(fa + fb)) > m.max_finite) return false;
+      const double lsb = std::ldexp(1.0, -(fa + fb));
+      if (m.subnormals ? lsb < m.min_positive : lsb < m.min_normal) return false;
+    } else {
+      return false;
+    }
+  }
+  // No partial sum, in any order, may leave the accumulator's range or an int32.
+  const int64_t run = p.chunk > 0 ? std::min<int64_t>(p.chunk, pb.K) : pb.K;
+  const double bound = static_cast<double>(run) * max_prod;
+  if (std::ldexp(bound, shift) > std::ldexp(1.0, acc.nbits - 1) - 1 || bound > 2147483647.0) return false;
+  kern->a_scale = std::ldexp(1.0f, fa);
+  kern->b_scale = std::ldexp(1.0f, fb);
+  kern->acc_unit = std::ldexp(1.0, -(fa + fb));
+  return true;
+}
+
+void run_mul_fma(const Problem& pb, int threads) {
+  KernMulF32<ProductF32> kern;
+  kern.p = *pb.p;
+  kern.prod.pm = fast_ieee_rne_f_params(pb.p->mul);
+  fast_gemm(kern, pb, threads, true);
+}
+
+template <int kAccWide>
+void run_acc_ieee(const Problem& pb, int threads) {
+  KernAccIeee<ProductF32, kAccWide> kern;
+  kern.p = *pb.p;
+  kern.prod.pm = fast_ieee_rne_f_params(pb.p->mul);
+  kern.pa = fast_ieee_rne_f32_params(pb.p->acc);
+  fast_gemm(kern, pb, threads, true);
+}
+
+template <Rounding Mode>
+void run_mul_ieee(const Problem& pb, int threads) {
+  KernMulIeee<Mode> kern;
+  kern.pm = fast_ieee_d_params(pb.p->mul);
+  fast_gemm(kern, pb, threads, true);
+}
+
+}  // namespace
+
+const char* gemm_path_name(GemmPath path) {
+  switch (path) {
+    case GemmPath::Generic: return "generic";
+    case GemmPath::Fp32: return "fp32";
+    case GemmPath::MulFmaF32: return "mul-fma/fp32";
+    case GemmPath::MulRneF32: return "mul-rne/fp32";
+    case GemmPath::MulIeeeF32: return "mul-ieee/fp32";
+    case GemmPath::AccIeee: return "acc-ieee";
+    case GemmPath::Int: return "int";
+    case GemmPath::Posit: return "posit";
+  }
+  return "?";
+}
+
+GemmPath gemm_policy_path(const MacPolicy& p) {
+  const Format& acc = p.acc;
+  if (is_stochastic(acc) || (!p.mul_exact && is_stochastic(p.mul))) {
+    // An exact integer accumulation never rounds, so :sr draws do not matter.
+    return acc.family == Family::Fixed ? GemmPath::Int : GemmPath::Generic;
+  }
+  if (is_fp32_rne(acc) && !p.mul_exact) {
+    const Format& m = p.mul;
+    if (is_fp32_rne(m)) return GemmPath::Fp32;
+    if (m.family == Family::Ieee && !m.accumulator_only && m.max_finite <= 3.4028234663852886e38) {
+      if (fast_ieee_rne_product_f_supported(m)) return GemmPath::MulFmaF32;
+      if (fast_ieee_rne_d_supported(m)) return GemmPath::MulRneF32;
+      if (fast_ieee_d_supported(m)) return GemmPath::MulIeeeF32;
+    }
+  }
+  if (short_ieee_rne(acc) && mul_is(p, short_ieee_rne) && mul_fast_ieee_rne(p.mul) &&
+      ieee_values_within(p.mul, acc) && fast_ieee_rne_f32_lean_ok(acc))
+    return GemmPath::AccIeee;
+  if (acc.family == Family::Fixed) return GemmPath::Int;
+  if (mul_is(p, fast_posit_rne_f_supported) && fast_posit_rne_f_supported(acc) && !p.mul.accumulator_only &&
+      !acc.accumulator_only)
+    return GemmPath::Posit;
+  return GemmPath::Generic;
+}
+
+GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                      int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws,
+                      int threads, bool force_generic) {
+  if (M <= 0 || N <= 0) return GemmPath::Generic;
+  const Problem pb{&p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, mac_site_count(K, p.chunk)};
+  threads = resolve_threads(threads);
+  GemmPath path = force_generic || K <= 0 ? GemmPath::Generic : gemm_policy_path(p);
+  switch (path) {
+    case GemmPath::Fp32:
+      if (all_finite(A, M, K, lda) && all_finite(B, K, N, ldb)) {
+        fast_gemm(KernFp32{}, pb, threads, true);
+        return path;
+      }
+      break;
+    case GemmPath::MulFmaF32:
+      run_mul_fma(pb, threads);
+      return path;
+    case GemmPath::MulRneF32: {
+      KernMulF32<ProductRne> kern;
+      kern.p = p;
+      kern.prod.pm = fast_ieee_rne_d_params(p.mul);
+      fast_gemm(kern, pb, threads, true);
+      return path;
+    }
+    case GemmPath::MulIeeeF32:
+      if (all_finite(A, M, K, lda) && all_finite(B, K, N, ldb)) {
+        switch (p.mul.rounding) {
+          case Rounding::NearestEven: run_mul_ieee<Rounding::NearestEven>(pb, threads); break;
+          case Rounding::TowardZero: run_mul_ieee<Rounding::TowardZero>(pb, threads); break;
+          case Rounding::Up: run_mul_ieee<Rounding::Up>(pb, threads); break;
+          case Rounding::Down: run_mul_ieee<Rounding::Down>(pb, threads); break;
+          case Rounding::NearestAway: run_mul_ieee<Rounding::NearestAway>(pb, threads); break;
+          case Rounding::Stochastic: break;
+        }
+        return path;
+      }
+      break;
+    case GemmPath::AccIeee:
+      if (p.acc.exp_bits == 8) {
+        run_acc_ieee<1>(pb, threads);
+      } else {
+        run_acc_ieee<0>(pb, threads);
+      }
+      return path;
+    case GemmPath::Int: {
+      KernInt kern;
+      if (int_path(pb, &kern)) {
+        fast_gemm(kern, pb, threads, binary32_valued(p.acc));
+        return path;
+      }
+      break;
+    }
+    case GemmPath::Posit: {
+      const FastPositRneF pm = fast_posit_rne_f_params(p.mul), pa = fast_posit_rne_f_params(p.acc);
+      if (pm.has_table && pa.has_table) {
+        fast_gemm(KernPosit<true>(p, pm, pa), pb, threads, true);
+      } else {
+        fast_gemm(KernPosit<false>(p, pm, pa), pb, threads, true);
+      }
+      return path;
+    }
+    case GemmPath::Generic: break;
+  }
+  generic_gemm(pb, threads);
+  return GemmPath::Generic;
+}
+
+void mac_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+              int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws, int threads) {
+  mac_gemm_run(p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, threads, false);
+}
+
+}  // namespace emu

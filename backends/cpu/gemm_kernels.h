@@ -1,0 +1,439 @@
+// Micro-kernels of the fast GEMM paths (backends/cpu/gemm.cpp).
+//
+// A micro-kernel updates an MR x NR tile of accumulators over kc consecutive
+// terms k: for k, for each row r, for the NR columns at once (SIMD lanes):
+//   p_j = R_mul(a_rk * b_kj);  acc_rj = R_acc(acc_rj + p_j)
+// i.e. every accumulator still sees its terms one at a time in ascending k;
+// only different outputs share an instruction. Operands come packed:
+// ap[k * MR + r] and bp[k * NR + j] (zero padded past the matrix edge, whose
+// outputs are discarded).
+//
+// Zero operands: mac_reduce skips a term with a zero operand. The kernels do
+// not; they rely on each path's proof that such a term leaves the accumulator
+// unchanged (the product rounds to +-0 and the accumulator is never -0, see
+// docs/gemm.md), and on flags (or a scan for non-finite operands) for Inf/NaN
+// times zero. Lanes whose rounding flagged an input outside the fast kernel's
+// domain are recomputed with the reference step.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "numerics/fast_round.h"
+#include "numerics/mac.h"
+
+namespace emu::gemm_detail {
+
+template <class V, class T>
+inline V load_lanes(const T* p) {
+  V v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V, class T>
+inline void store_lanes(T* p, V v) {
+  memcpy(p, &v, sizeof v);
+}
+
+// Two 8-lane binary64 vectors of binary32 values -> one 16-lane binary32 vector (exact).
+inline v16f32 narrow_concat(v8f64 lo, v8f64 hi) {
+  const v8f32 l = __builtin_convertvector(lo, v8f32);
+  const v8f32 h = __builtin_convertvector(hi, v8f32);
+  return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+// One term of mac_reduce's loop (numerics/mac.h) for a policy without :sr in
+// mul and acc: the reference the kernels fall back to, lane by lane.
+inline double ref_step(const MacPolicy& p, double acc, float a, float b) {
+  if (a == 0.0f || b == 0.0f) return acc;
+  double product = static_cast<double>(a) * static_cast<double>(b);
+  if (!p.mul_exact) product = round_value(p.mul, product, 0);
+  return round_exact(p.acc, exact_add(acc, product, round_down_zero(p.acc)), 0);
+}
+
+// All lanes of one accumulator vector redone with ref_step (a flagged lane is
+// rare, so the whole vector is recomputed). old: the lanes before the term.
+template <class V, class BElem>
+[[gnu::noinline, gnu::cold]] V redo_lanes(const MacPolicy& p, V old, float a, const BElem* b) {
+  constexpr int kLanes = sizeof(V) / sizeof(old[0]);
+  V next = old;
+  for (int l = 0; l < kLanes; ++l)
+    next[l] = static_cast<decltype(+old[0])>(ref_step(p, old[l], a, static_cast<float>(b[l])));
+  return next;
+}
+
+// The whole MR x NR tile redone with ref_step, from the accumulators in `acc`
+// (the state before the kc terms). For flags that are rare per tile.
+template <class K>
+[[gnu::noinline, gnu::cold]] void redo_tile(const MacPolicy& p, const typename K::AElem* ap,
+                                            const typename K::BElem* bp, int64_t kc, typename K::Acc* acc) {
+  for (int r = 0; r < K::MR; ++r) {
+    for (int l = 0; l < K::NR; ++l) {
+      double v = acc[r * K::NR + l];
+      for (int64_t k = 0; k < kc; ++k)
+        v = ref_step(p, v, static_cast<float>(ap[k * K::MR + r]), static_cast<float>(bp[k * K::NR + l]));
+      acc[r * K::NR + l] = static_cast<typename K::Acc>(v);
+    }
+  }
+}
+
+// The key of kernels without tile flags, and of tiles whose operands' bounds
+// show that no product can be flagged (see fast_gemm in gemm.cpp).
+struct NullKey {
+  static NullKey init() { return {}; }
+  template <class V>
+  void fold(V) {}
+};
+
+// ---------------------------------------------------------------------------
+// The loop shared by all kernels. K supplies: MR, NR, AccV (accumulator
+// vector), kAccLanes, AElem/BElem/Acc, a BRow type with load(bp), a Key type
+// (NullKey, or exponent fields folded with umax over the tile: flagged(key)
+// sends the tile to redo_tile; kChecked = false drops the folding where the
+// caller knows no lane can be flagged) and step(a, brow, acc_row, bp_row, key)
+// updating the NR / kAccLanes vectors of one row.
+template <bool kChecked, class K>
+inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
+                       typename K::Acc* acc) {
+  constexpr int MR = K::MR, NV = K::NR / K::kAccLanes;
+  using KeyT = std::conditional_t<kChecked, typename K::Key, NullKey>;
+  typename K::AccV c[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) c[r][v] = load_lanes<typename K::AccV>(acc + r * K::NR + v * K::kAccLanes);
+  KeyT key = KeyT::init();
+  for (int64_t k = 0; k < kc; ++k) {
+    const typename K::BElem* brow = bp + k * K::NR;
+    typename K::BRow b;
+    b.load(brow);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) kern.step(ap[k * MR + r], b, c[r], brow, key);
+  }
+  if constexpr (!std::is_same<KeyT, NullKey>::value) {
+    if (__builtin_expect(kern.flagged(key), 0)) {
+      redo_tile<K>(kern.p, ap, bp, kc, acc);
+      return;
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) store_lanes(acc + r * K::NR + v * K::kAccLanes, c[r][v]);
+}
+
+// Tile keys: the largest exponent field seen, as a vector.
+struct KeyU32 {
+  v16u32 v;
+  static KeyU32 init() { return {splat<v16u32>(0u)}; }
+  void fold(v16u32 e) { v = lane_umax(v, e); }
+  uint32_t max() const {
+    uint32_t m = 0;
+    for (int i = 0; i < 16; ++i) m = m > v[i] ? m : v[i];
+    return m;
+  }
+};
+struct KeyU64 {
+  v8u64 v;
+  static KeyU64 init() { return {splat<v8u64>(0ull)}; }
+  void fold(v8u64 e) { v = lane_umax(v, e); }
+  uint64_t max() const {
+    uint64_t m = 0;
+    for (int i = 0; i < 8; ++i) m = m > v[i] ? m : v[i];
+    return m;
+  }
+};
+
+// Rows of B (NR = 32 columns) for kernels with binary32, binary64 and int32 lanes.
+struct BRowF32x2 {
+  v16f32 v[2];
+  void load(const float* p) {
+    v[0] = load_lanes<v16f32>(p);
+    v[1] = load_lanes<v16f32>(p + 16);
+  }
+};
+struct BRowF64x4 {
+  v8f64 v[4];
+  void load(const double* p) {
+    for (int i = 0; i < 4; ++i) v[i] = load_lanes<v8f64>(p + 8 * i);
+  }
+};
+struct BRowI32x2 {
+  v16i32 v[2];
+  void load(const int32_t* p) {
+    v[0] = load_lanes<v16i32>(p);
+    v[1] = load_lanes<v16i32>(p + 16);
+  }
+};
+
+// (a) mul fp32 / acc fp32, RNE. One binary32 multiply is R_fp32 of the exact
+// product and one add is R_fp32 of the exact sum (no FMA: -ffp-contract=off).
+// Needs finite operands (Inf * 0 would not be skipped); gemm.cpp checks.
+struct KernFp32 {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  using AElem = float;
+  using BElem = float;
+  using Acc = float;
+  using AccV = v16f32;
+  using BRow = BRowF32x2;
+  using Key = NullKey;
+  AElem pack_a(float x) const { return x; }
+  BElem pack_b(float x) const { return x; }
+  double acc_value(Acc x) const { return x; }
+  template <class KeyT>
+  void step(float a, const BRow& b, v16f32* c, const float*, KeyT&) const {
+    const v16f32 av = splat<v16f32>(a);
+    c[0] = c[0] + av * b.v[0];
+    c[1] = c[1] + av * b.v[1];
+  }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+// Products of kernels (b) and (c), 16 binary32 values per vector: exact
+// products rounded by an FMA with the magic constant (exp_bits <= 8,
+// man_bits <= 21) ...
+struct ProductF32 {
+  using AElem = float;
+  using BElem = float;
+  using BRow = BRowF32x2;
+  using Key = KeyU32;
+  FastIeeeRneF pm;
+  template <class KeyT>
+  v16f32 product(float a, const BRow& b, int v, KeyT& key) const {
+    v16u32 e;
+    const v16f32 r = fast_ieee_rne_product_f<false>(pm, splat<v16f32>(a), b.v[v], &e);
+    key.fold(e);
+    return r;
+  }
+  bool flagged(const Key& key) const { return fast_ieee_rne_flagged(pm, key.max()); }
+  // Products below this bound are never flagged.
+  double safe_bound() const { return static_cast<double>(bits_float(pm.flag_bits)); }
+};
+// ... or with exact binary64 products in two 8-lane halves (exp_bits <= 8,
+// man_bits 22 and 23, which binary32 lanes cannot serve).
+struct ProductRne {
+  using AElem = double;
+  using BElem = double;
+  using BRow = BRowF64x4;
+  using Key = KeyU64;
+  FastIeeeRneD pm;
+  template <class KeyT>
+  v16f32 product(double a, const BRow& b, int v, KeyT& key) const {
+    const v8f64 av = splat<v8f64>(a);
+    v8u64 e0, e1;
+    const v8f64 lo = fast_ieee_rne_d<false>(pm, av * b.v[2 * v], &e0);
+    const v8f64 hi = fast_ieee_rne_d<false>(pm, av * b.v[2 * v + 1], &e1);
+    key.fold(lane_umax(e0, e1));
+    return narrow_concat(lo, hi);
+  }
+  bool flagged(const Key& key) const { return fast_ieee_rne_flagged(pm, key.max()); }
+  double safe_bound() const { return bits_double(pm.flag_bits); }
+};
+
+// (b) mul eXmY (RNE) / acc fp32 RNE: rounded products (Product), binary32
+// adds. A zero product may come out +0 for -0: the accumulator is never -0
+// (it starts at +0, +0 + -0 = +0, and a nonzero sum of binary32 values never
+// rounds to 0 in fp32), so either adds nothing. Tiles where a product reached
+// the top binade of mul (possible overflow), or Inf/NaN, are redone.
+template <class Product>
+struct KernMulF32 {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  using AElem = typename Product::AElem;
+  using BElem = typename Product::BElem;
+  using Acc = float;
+  using AccV = v16f32;
+  using BRow = typename Product::BRow;
+  using Key = typename Product::Key;
+  MacPolicy p;
+  Product prod;
+  AElem pack_a(float x) const { return x; }
+  BElem pack_b(float x) const { return x; }
+  double acc_value(Acc x) const { return x; }
+  template <class KeyT>
+  void step(AElem a, const BRow& b, v16f32* c, const BElem*, KeyT& key) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) c[v] = c[v] + prod.product(a, b, v, key);
+  }
+  bool flagged(const Key& key) const { return prod.flagged(key); }
+  double safe_bound() const { return prod.safe_bound(); }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+// (b) mul eXmY in any mode but :sr (also :nosub, :sat, fn, finite-only) / acc
+// fp32 RNE: exact binary64 products, integer rounding (fast_ieee_d), which
+// covers every input. Needs finite operands; gemm.cpp checks.
+template <Rounding Mode>
+struct KernMulIeee {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  using AElem = double;
+  using BElem = double;
+  using Acc = float;
+  using AccV = v16f32;
+  using BRow = BRowF64x4;
+  using Key = NullKey;
+  FastIeeeD pm;
+  AElem pack_a(float x) const { return x; }
+  BElem pack_b(float x) const { return x; }
+  double acc_value(Acc x) const { return x; }
+  template <class KeyT>
+  void step(double a, const BRow& b, v16f32* c, const double*, KeyT&) const {
+    const v8f64 av = splat<v8f64>(a);
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      const v8f64 lo = fast_ieee_d<Mode>(pm, av * b.v[2 * v]);
+      const v8f64 hi = fast_ieee_d<Mode>(pm, av * b.v[2 * v + 1]);
+      c[v] = c[v] + narrow_concat(lo, hi);
+    }
+  }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+// (c) mul and acc IEEE-like with <= 11 significant bits, RNE, mul's values a
+// subset of acc's, acc with Inf/NaN, subnormals, no :sat: products as in (b),
+// then the sum in binary32 and one rounding into acc (lean fast_ieee_rne_f32).
+// Rounding the binary32 sum is innocuous double rounding (24 >= 2 * 11 + 2;
+// NUMERICS.md section 1). The accumulator is never -0: it starts at +0 and a
+// nonzero sum of two values on acc's grid is at least its smallest step.
+template <class Product, int kAccWide>  // acc has exp_bits == 8 (1) or fewer (0)
+struct KernAccIeee {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  using AElem = typename Product::AElem;
+  using BElem = typename Product::BElem;
+  using Acc = float;
+  using AccV = v16f32;
+  using BRow = typename Product::BRow;
+  using Key = typename Product::Key;
+  MacPolicy p;
+  Product prod;
+  FastIeeeRneF32 pa;
+  AElem pack_a(float x) const { return x; }
+  BElem pack_b(float x) const { return x; }
+  double acc_value(Acc x) const { return x; }
+  template <class KeyT>
+  void step(AElem a, const BRow& b, v16f32* c, const BElem*, KeyT& key) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product(a, b, v, key));
+  }
+  bool flagged(const Key& key) const { return prod.flagged(key); }
+  double safe_bound() const { return prod.safe_bound(); }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+// Two int16 products per 32-bit lane, summed into it: acc + a.lo b.lo + a.hi b.hi
+// (no saturation).
+inline v16i32 dot2_i16(v16i32 acc, v16i32 a, v16i32 b) {
+#if defined(__AVX512VNNI__)
+  return (v16i32)_mm512_dpwssd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
+#elif defined(__AVX512BW__)
+  return acc + (v16i32)_mm512_madd_epi16((__m512i)a, (__m512i)b);
+#else
+  v16i32 r;
+  for (int i = 0; i < 16; ++i) {
+    const int32_t alo = static_cast<int16_t>(a[i] & 0xffff), ahi = static_cast<int16_t>(a[i] >> 16);
+    const int32_t blo = static_cast<int16_t>(b[i] & 0xffff), bhi = static_cast<int16_t>(b[i] >> 16);
+    r[i] = acc[i] + alo * blo + ahi * bhi;
+  }
+  return r;
+#endif
+}
+
+// (d) integer-valued operands: a = ia 2^-fa, b = ib 2^-fb with |ia|, |ib| <=
+// 32767, packed as int16 pairs of consecutive terms k, k+1 (kKGroup = 2) so
+// that one dot2_i16 adds two products: acc = sum ia ib, the accumulator's
+// value times 2^(fa + fb). gemm.cpp checks that no partial sum, in any order,
+// can leave the accumulator's range or an int32 (the sum of |ia ib| is below
+// both), so every order of these exact integer additions gives the same
+// integer: pairing terms changes no bit.
+struct KernInt {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16, kKGroup = 2;
+  using AElem = int32_t;  // (ia_k, ia_k+1) as int16 halves
+  using BElem = int32_t;
+  using Acc = int32_t;
+  using AccV = v16i32;
+  using BRow = BRowI32x2;
+  using Key = NullKey;
+  float a_scale = 1.0f, b_scale = 1.0f;  // 2^fa, 2^fb
+  double acc_unit = 1.0;                 // 2^-(fa + fb)
+  static int32_t pair(int32_t lo, int32_t hi) {
+    return static_cast<int32_t>((static_cast<uint32_t>(hi) << 16) | (static_cast<uint32_t>(lo) & 0xffffu));
+  }
+  AElem pack_a2(float x0, float x1) const {
+    return pair(static_cast<int32_t>(x0 * a_scale), static_cast<int32_t>(x1 * a_scale));
+  }
+  BElem pack_b2(float x0, float x1) const {
+    return pair(static_cast<int32_t>(x0 * b_scale), static_cast<int32_t>(x1 * b_scale));
+  }
+  double acc_value(Acc x) const { return static_cast<double>(x) * acc_unit; }
+  template <class KeyT>
+  void step(int32_t a, const BRow& b, v16i32* c, const int32_t*, KeyT&) const {
+    const v16i32 av = splat<v16i32>(a);
+    c[0] = dot2_i16(c[0], av, b.v[0]);
+    c[1] = dot2_i16(c[1], av, b.v[1]);
+  }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+// (e) mul and acc posits (fast_posit_rne_f_supported, RNE): exact products
+// rounded by fast_posit_rne_product_f (FMA with the magic constant), sums
+// rounded to odd (lane_sum_rto) and then by fast_posit_rne_f, 16 lanes at a
+// time. Lanes outside the uniform-grid binades (e.g. products below 2^-24 for
+// posit16_1, which are not that rare) are redone per vector with the
+// reference step. A posit zero is +0, so the accumulator is never -0 and zero
+// terms change nothing.
+template <bool kTable>  // C by table lookup (FastPositRneF::has_table for both formats)
+struct KernPosit {
+  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  using AElem = float;
+  using BElem = float;
+  using Acc = float;
+  using AccV = v16f32;
+  using BRow = BRowF32x2;
+  using Key = NullKey;
+  MacPolicy p;
+  FastPositRneF pm, pa;
+  LaneTable64 tm, ta;  // C lookup tables in registers (kTable)
+  KernPosit(const MacPolicy& policy, const FastPositRneF& mul, const FastPositRneF& acc)
+      : p(policy), pm(mul), pa(acc), tm(pm.c_high), ta(pa.c_high) {}
+  AElem pack_a(float x) const { return x; }
+  BElem pack_b(float x) const { return x; }
+  double acc_value(Acc x) const { return x; }
+  template <class KeyT>
+  void step(float a, const BRow& b, v16f32* c, const float* brow, KeyT&) const {
+    const v16f32 av = splat<v16f32>(a);
+    const LaneTable64* tmul = kTable ? &tm : nullptr;
+    const LaneTable64* tacc = kTable ? &ta : nullptr;
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      Mask16 f0, f1;
+      const v16f32 prod = fast_posit_rne_product_f(pm, av, b.v[v], &f0, tmul);
+      const v16f32 next = fast_posit_rne_f(pa, lane_sum_rto(c[v], prod), &f1, tacc);
+      if (__builtin_expect(lane_any(lane_or(f0, f1)), 0)) {
+        c[v] = redo_lanes(p, c[v], a, brow + 16 * v);
+      } else {
+        c[v] = next;
+      }
+    }
+  }
+  template <bool kChecked = true>
+  [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+};
+
+}  // namespace emu::gemm_detail

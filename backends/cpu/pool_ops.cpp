@@ -1,0 +1,483 @@
+// max_pool2d, avg_pool2d and adaptive_avg_pool2d (forward and backward) on the CPU.
+//
+// Every pooling is described by one window table per axis (start and length of
+// each output's window); average and adaptive pooling differ only in the
+// tables. Window sums and gradient sums are the reduction of numerics/mac.h
+// (mul exact, b = 1), terms in ascending order; see core/backend_ops_nn.h for
+// the arithmetic and docs/layers_nn.md for the choices.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "numerics/fast_round.h"
+#include "numerics/philox.h"
+
+namespace emu {
+namespace {
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? static_cast<int>(h) : 1;
+}
+
+// fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
+template <class Fn>
+void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
+  if (n <= 0) return;
+  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+  if (t <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&fn, n, t, w] { fn(n * w / t, n * (w + 1) / t); });
+  fn(int64_t{0}, n / t);
+  for (std::thread& th : workers) th.join();
+}
+
+bool is_fp32_rne(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+}
+
+float canonical(float v) { return v != v ? static_cast<float>(quiet_nan()) : v; }
+bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v; }
+
+// a + b as a binary64 when that is the exact sum and not zero (an exact zero's sign depends on the
+// rounding mode): Knuth's TwoSum error is then 0.
+bool exact_sum(double a, double b, double* s) {
+  *s = a + b;
+  const double bb = *s - a;
+  return (a - (*s - bb)) + (b - bb) == 0.0 && *s != 0.0;
+}
+
+// R_f of a binary64 value: the bit kernel of numerics/fast_round.h for IEEE-like formats without :sr
+// (the bits of round_value, tests/test_gemm.cpp), round_value otherwise.
+class Round {
+ public:
+  explicit Round(const Format& f) : f_(f), fast_(fast_ieee_d_supported(f)) {
+    if (fast_) p_ = fast_ieee_d_params(f);
+  }
+  double operator()(double x, uint32_t draw) const {
+    if (fast_) {
+      switch (p_.mode) {
+        case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(p_, x);
+        case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(p_, x);
+        case Rounding::Up: return fast_ieee_d<Rounding::Up>(p_, x);
+        case Rounding::Down: return fast_ieee_d<Rounding::Down>(p_, x);
+        case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(p_, x);
+        case Rounding::Stochastic: break;
+      }
+    }
+    return round_value(f_, x, draw);
+  }
+  // R_f(a + b), a and b values of binary64.
+  double add(double a, double b, uint32_t draw) const {
+    double s;
+    if (fast_ && exact_sum(a, b, &s)) return (*this)(s, 0);
+    return format_add(f_, a, b, draw);
+  }
+  bool fast() const { return fast_; }
+  const Format& format() const { return f_; }
+
+ private:
+  Format f_;
+  bool fast_;
+  FastIeeeD p_{};
+};
+
+// R_f of exact + - * / of values, element i drawing at index i of `key` (formats with :sr only). In
+// plain fp32 the binary32 operation is that rounding (NaNs made canonical, as round_value does).
+class Rounder {
+ public:
+  Rounder(const Format& f, DrawKey key) : r_(f), key_(key), native_(is_fp32_rne(f)) {}
+  float add(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a + b);
+    return static_cast<float>(r_.add(a, b, draw(i)));
+  }
+  float sub(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a - b);
+    return static_cast<float>(r_.add(a, -static_cast<double>(b), draw(i)));
+  }
+  float mul(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a * b);
+    return static_cast<float>(r_(static_cast<double>(a) * static_cast<double>(b), draw(i)));  // exact product
+  }
+  float div(double a, double b, uint64_t i) const {
+    if (native_ && is_binary32(a) && is_binary32(b)) return canonical(static_cast<float>(a) / static_cast<float>(b));
+    return static_cast<float>(format_div(r_.format(), a, b, draw(i)));
+  }
+  float round(double v, uint64_t i) const {
+    if (native_ && is_binary32(v)) return static_cast<float>(v);
+    return static_cast<float>(r_(v, draw(i)));
+  }
+
+ private:
+  uint32_t draw(uint64_t i) const { return is_stochastic(r_.format()) ? philox_draw(key_.seed, key_.stream, i) : 0; }
+  Round r_;
+  DrawKey key_;
+  bool native_;
+};
+
+// Reductions of NUMERICS.md section 4 left in the last accumulator's format (acc, or acc_outer with
+// chunks): sums (mul exact, every b_k = 1) or products a_k * b_k under p.mul. Output o draws at index
+// o * sites + site. Plain fp32 runs binary32 operations, IEEE-like formats without :sr the fast
+// rounding kernel with mac_reduce's steps; everything else calls mac_reduce.
+class Reducer {
+ public:
+  Reducer(const MacPolicy& p, bool sum, int64_t max_terms)
+      : p_(p), sum_(sum), mul_(p.mul), acc_(p.acc), outer_(p.acc_outer) {
+    if (sum) {
+      p_.mul_exact = true;
+      ones_.assign(static_cast<size_t>(max_terms), 1.0f);
+    }
+    p_.out = p.chunk > 0 ? p.acc_outer : p.acc;
+    const bool random = is_stochastic(p.acc) || (!p_.mul_exact && is_stochastic(p.mul)) ||
+                        (p.chunk > 0 && is_stochastic(p.acc_outer));
+    if (random) mode_ = Mode::Generic;
+    else if (p.chunk == 0 && is_fp32_rne(p.acc))
+      mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_fp32_rne(p.mul) ? Mode::Mul : Mode::Ieee;
+    else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
+  }
+  double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {
+    float facc = 0.0f;  // binary32: never -0 under round to nearest, so skipped zero terms change nothing
+    switch (mode_) {
+      case Mode::Sum:
+        for (int64_t k = 0; k < K; ++k) facc = facc + a[k];
+        return facc;
+      case Mode::Mul:
+        for (int64_t k = 0; k < K; ++k)
+          if (a[k] != 0.0f && b[k] != 0.0f) facc = facc + a[k] * b[k];
+        return facc;
+      case Mode::Fma:  // IEEE fusedMultiplyAdd: R_fp32(acc + exact product), one rounding
+        for (int64_t k = 0; k < K; ++k)
+          if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
+        return facc;
+      case Mode::Ieee: return run_ieee(a, sum_ ? nullptr : b, K);
+      case Mode::Generic: break;
+    }
+    auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, o * sites + site); };
+    return mac_reduce(p_, a, sum_ ? ones_.data() : b, K, nullptr, draw);
+  }
+
+ private:
+  enum class Mode { Generic, Sum, Mul, Fma, Ieee };
+  // mac_reduce's steps without :sr (b null: every b_k = 1).
+  double run_ieee(const float* a, const float* b, int64_t K) const {
+    double acc = 0.0, outer = 0.0;
+    for (int64_t k = 0; k < K; ++k) {
+      if (p_.chunk > 0 && k > 0 && k % p_.chunk == 0) {
+        outer = outer_.add(outer, acc, 0);
+        acc = 0.0;
+      }
+      const float bk = b ? b[k] : 1.0f;
+      if (a[k] == 0.0f || bk == 0.0f) continue;
+      double product = static_cast<double>(a[k]) * static_cast<double>(bk);
+      if (!p_.mul_exact) product = mul_(product, 0);
+      acc = acc_.add(acc, product, 0);
+    }
+    return p_.chunk > 0 ? outer_.add(outer, acc, 0) : acc;
+  }
+
+  MacPolicy p_;
+  bool sum_;
+  Round mul_, acc_, outer_;
+  Mode mode_ = Mode::Generic;
+  std::vector<float> ones_;
+};
+
+// R_out of a sum of K terms, at the output site of mac_reduce (2K + chunks + 1).
+float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
+  if (is_fp32_rne(out.format()) && is_binary32(v)) return static_cast<float>(v);
+  const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
+  const uint32_t r =
+      is_stochastic(out.format()) ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1) : 0;
+  return static_cast<float>(out(v, r));
+}
+
+// The windows along one axis: output o covers input positions start[o] .. start[o] + len[o] - 1
+// (positions outside [0, in) are padding).
+struct Axis {
+  int64_t in = 0;
+  std::vector<int64_t> start, len;
+  int64_t max_len = 0;
+  // Backward: for input position i, the outputs whose windows cover it, ascending.
+  std::vector<std::vector<int64_t>> cover;
+  int64_t max_cover = 0;
+
+  int64_t out() const { return static_cast<int64_t>(start.size()); }
+  void finish() {
+    max_len = 0;
+    for (int64_t l : len) max_len = std::max(max_len, l);
+    cover.assign(static_cast<size_t>(in), {});
+    for (int64_t o = 0; o < out(); ++o)
+      for (int64_t i = std::max<int64_t>(start[o], 0); i < std::min(in, start[o] + len[o]); ++i) cover[i].push_back(o);
+    max_cover = 0;
+    for (auto& c : cover) max_cover = std::max<int64_t>(max_cover, static_cast<int64_t>(c.size()));
+  }
+};
+
+Axis strided_axis(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t out) {
+  Axis a;
+  a.in = in;
+  for (int64_t o = 0; o < out; ++o) {
+    a.start.push_back(o * stride - pad);
+    a.len.push_back(kernel);
+  }
+  a.finish();
+  return a;
+}
+
+// PyTorch's adaptive windows: floor(o*in/out) .. ceil((o+1)*in/out).
+Axis adaptive_axis(int64_t in, int64_t out) {
+  Axis a;
+  a.in = in;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t s = o * in / out, e = ((o + 1) * in + out - 1) / out;
+    a.start.push_back(s);
+    a.len.push_back(e - s);
+  }
+  a.finish();
+  return a;
+}
+
+struct Pool {
+  int64_t N, C;
+  Axis h, w;
+  int64_t planes() const { return N * C; }
+  int64_t in_plane() const { return h.in * w.in; }
+  int64_t out_plane() const { return h.out() * w.out(); }
+  Shape in_shape() const { return {N, C, h.in, w.in}; }
+  Shape out_shape() const { return {N, C, h.out(), w.out()}; }
+};
+
+void check_4d(const char* op, const char* what, const Tensor& t) {
+  if (t.ndim() != 4) throw std::invalid_argument(fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
+}
+
+void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  if (t.shape() != want)
+    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
+  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
+}
+
+// The strided pooling over an input of `in` shape (N, C, H, W).
+Pool strided_pool(const char* op, const Pool2dParams& pp, const Shape& in) {
+  if (pp.kernel_h < 1 || pp.kernel_w < 1 || pp.stride_h < 1 || pp.stride_w < 1 || pp.pad_h < 0 || pp.pad_w < 0 ||
+      2 * pp.pad_h > pp.kernel_h || 2 * pp.pad_w > pp.kernel_w)
+    throw std::invalid_argument(fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
+                                            ">= 1, padding >= 0 and at most half the kernel",
+                                            op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
+  const int64_t eh = in[2] + 2 * pp.pad_h - pp.kernel_h, ew = in[3] + 2 * pp.pad_w - pp.kernel_w;
+  if (eh < 0 || ew < 0)
+    throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op, pp.kernel_h,
+                                            pp.kernel_w, shape_string(in)));
+  return Pool{in[0], in[1], strided_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h, eh / pp.stride_h + 1),
+              strided_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w, ew / pp.stride_w + 1)};
+}
+
+Pool adaptive_pool(const char* op, const Shape& in, const Shape& out) {
+  if (in[0] != out[0] || in[1] != out[1] || in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
+    throw std::invalid_argument(fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
+  return Pool{in[0], in[1], adaptive_axis(in[2], out[2]), adaptive_axis(in[3], out[3])};
+}
+
+// y (planes, OH, OW) = R_out(window sum / window size).
+void avg_forward(const MacPolicy& p, const Pool& pl, const float* x, float* y, DrawKey key, int threads) {
+  const int64_t kmax = pl.h.max_len * pl.w.max_len;
+  const uint64_t sites = mac_site_count(kmax, p.chunk);
+  const Reducer sum(p, true, kmax);
+  const Rounder out(p.out, nn_stage_key(key, 1));
+  const int64_t OW = pl.w.out();
+  parallel_for(pl.planes() * pl.h.out(), threads, 16, [&](int64_t r0, int64_t r1) {
+    std::vector<float> terms(static_cast<size_t>(kmax));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / pl.h.out(), oh = r % pl.h.out();
+      const float* xp = x + plane * pl.in_plane();
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t o = r * OW + ow;
+        int64_t k = 0;
+        for (int64_t i = 0; i < pl.h.len[oh]; ++i) {
+          const int64_t ih = pl.h.start[oh] + i;
+          for (int64_t j = 0; j < pl.w.len[ow]; ++j, ++k) {
+            const int64_t iw = pl.w.start[ow] + j;
+            terms[k] = ih >= 0 && ih < pl.h.in && iw >= 0 && iw < pl.w.in ? xp[ih * pl.w.in + iw] : 0.0f;
+          }
+        }
+        const double s = sum.run(terms.data(), nullptr, k, key, static_cast<uint64_t>(o), sites);
+        y[o] = out.div(s, static_cast<double>(k), static_cast<uint64_t>(o));
+      }
+    }
+  });
+}
+
+// gx (planes, H, W) = R_out(sum over covering outputs of R_out(gy / window size)).
+void avg_backward(const MacPolicy& p, const Pool& pl, const float* gy, float* gx, DrawKey key, int threads) {
+  const int64_t kmax = pl.h.max_cover * pl.w.max_cover;
+  const uint64_t sites = mac_site_count(kmax, p.chunk);
+  const Reducer sum(p, true, kmax);
+  const Round out(p.out);
+  const Rounder quotient(p.out, nn_stage_key(key, 0));
+  const DrawKey sum_key = nn_stage_key(key, 1);
+  std::vector<float> q(static_cast<size_t>(pl.planes() * pl.out_plane()));
+  const int64_t OW = pl.w.out();
+  parallel_for(static_cast<int64_t>(q.size()), threads, 4096, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t oh = o / OW % pl.h.out(), ow = o % OW;
+      q[o] = quotient.div(gy[o], static_cast<double>(pl.h.len[oh] * pl.w.len[ow]), static_cast<uint64_t>(o));
+    }
+  });
+  parallel_for(pl.planes() * pl.h.in, threads, 16, [&](int64_t r0, int64_t r1) {
+    std::vector<float> terms(static_cast<size_t>(kmax));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / pl.h.in, ih = r % pl.h.in;
+      const float* qp = q.data() + plane * pl.out_plane();
+      for (int64_t iw = 0; iw < pl.w.in; ++iw) {
+        const int64_t i = r * pl.w.in + iw;
+        int64_t k = 0;
+        for (int64_t oh : pl.h.cover[ih])
+          for (int64_t ow : pl.w.cover[iw]) terms[k++] = qp[oh * OW + ow];
+        const double s = sum.run(terms.data(), nullptr, k, sum_key, static_cast<uint64_t>(i), sites);
+        gx[i] = finish_sum(out, p.chunk, s, k, sum_key, static_cast<uint64_t>(i), sites);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+// x (N,C,H,W) -> y (N,C,OH,OW), argmax (N,C,OH,OW)
+void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y,
+                                    Tensor& argmax, DrawKey key) {
+  const char* op = "max_pool2d_forward";
+  check_4d(op, "x", x);
+  const Pool pl = strided_pool(op, pp, x.shape());
+  if (pl.in_plane() >= (int64_t{1} << 24))
+    throw std::invalid_argument(fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, pl.in_plane()));
+  check_result(op, "y", y, pl.out_shape());
+  check_result(op, "argmax", argmax, pl.out_shape());
+  const Tensor X = x.contiguous();
+  const float* xp = X.data();
+  float* yp = y.data();
+  float* ap = argmax.data();
+  const Rounder r(out, nn_stage_key(key, 0));
+  const int64_t OW = pl.w.out();
+  parallel_for(pl.planes() * pl.h.out(), threads_, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t plane = row / pl.h.out(), oh = row % pl.h.out();
+      const float* xpl = xp + plane * pl.in_plane();
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float best = 0.0f;
+        int64_t at = -1;
+        for (int64_t ih = std::max<int64_t>(pl.h.start[oh], 0); ih < std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]); ++ih)
+          for (int64_t iw = std::max<int64_t>(pl.w.start[ow], 0); iw < std::min(pl.w.in, pl.w.start[ow] + pl.w.len[ow]); ++iw) {
+            const float v = xpl[ih * pl.w.in + iw];
+            // Strictly greater keeps the first of equal values; the first NaN stays.
+            if (at < 0 || (best == best && (v > best || v != v))) {
+              best = v;
+              at = ih * pl.w.in + iw;
+            }
+          }
+        const int64_t o = row * OW + ow;
+        yp[o] = r.round(best, static_cast<uint64_t>(o));
+        ap[o] = static_cast<float>(at);
+      }
+    }
+  });
+}
+
+// gy (N,C,OH,OW), argmax (N,C,OH,OW) -> gx (N,C,H,W)
+void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy,
+                                     const Tensor& argmax, Tensor& gx, DrawKey key) {
+  const char* op = "max_pool2d_backward";
+  check_4d(op, "gx", gx);
+  const Pool pl = strided_pool(op, pp, gx.shape());
+  check_result(op, "gx", gx, pl.in_shape());
+  if (gy.shape() != pl.out_shape() || argmax.shape() != pl.out_shape())
+    throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op, shape_string(gy.shape()),
+                                            shape_string(argmax.shape()), shape_string(pl.out_shape())));
+  const Tensor GY = gy.contiguous(), AM = argmax.contiguous();
+  const float* gp = GY.data();
+  const float* ap = AM.data();
+  float* xp = gx.data();
+  const int64_t kmax = pl.h.max_cover * pl.w.max_cover;
+  const uint64_t sites = mac_site_count(kmax, p.chunk);
+  const Reducer sum(p, true, kmax);
+  const Round out(p.out);
+  const int64_t OW = pl.w.out();
+  parallel_for(pl.planes() * pl.h.in, threads_, 16, [&](int64_t r0, int64_t r1) {
+    std::vector<float> terms(static_cast<size_t>(kmax));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / pl.h.in, ih = r % pl.h.in;
+      const float* gpl = gp + plane * pl.out_plane();
+      const float* apl = ap + plane * pl.out_plane();
+      for (int64_t iw = 0; iw < pl.w.in; ++iw) {
+        const float here = static_cast<float>(ih * pl.w.in + iw);
+        const int64_t i = r * pl.w.in + iw;
+        int64_t k = 0;
+        for (int64_t oh : pl.h.cover[ih])
+          for (int64_t ow : pl.w.cover[iw]) {
+            const int64_t o = oh * OW + ow;
+            terms[k++] = apl[o] == here ? gpl[o] : 0.0f;
+          }
+        const double s = sum.run(terms.data(), nullptr, k, key, static_cast<uint64_t>(i), sites);
+        xp[i] = finish_sum(out, p.chunk, s, k, key, static_cast<uint64_t>(i), sites);
+      }
+    }
+  });
+}
+
+// x (N,C,H,W) -> y (N,C,OH,OW)
+void CpuBackend::avg_pool2d_forward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& x, Tensor& y,
+                                    DrawKey key) {
+  const char* op = "avg_pool2d_forward";
+  check_4d(op, "x", x);
+  const Pool pl = strided_pool(op, pp, x.shape());
+  check_result(op, "y", y, pl.out_shape());
+  const Tensor X = x.contiguous();
+  avg_forward(p, pl, X.data(), y.data(), key, threads_);
+}
+
+// gy (N,C,OH,OW) -> gx (N,C,H,W)
+void CpuBackend::avg_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, Tensor& gx,
+                                     DrawKey key) {
+  const char* op = "avg_pool2d_backward";
+  check_4d(op, "gx", gx);
+  const Pool pl = strided_pool(op, pp, gx.shape());
+  check_result(op, "gx", gx, pl.in_shape());
+  if (gy.shape() != pl.out_shape())
+    throw std::invalid_argument(fmt::format("{}: gy {} must be {}", op, shape_string(gy.shape()), shape_string(pl.out_shape())));
+  const Tensor GY = gy.contiguous();
+  avg_backward(p, pl, GY.data(), gx.data(), key, threads_);
+}
+
+// x (N,C,H,W) -> y (N,C,OH,OW)
+void CpuBackend::adaptive_avg_pool2d_forward(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
+  const char* op = "adaptive_avg_pool2d_forward";
+  check_4d(op, "x", x);
+  check_4d(op, "y", y);
+  const Pool pl = adaptive_pool(op, x.shape(), y.shape());
+  check_result(op, "y", y, pl.out_shape());
+  const Tensor X = x.contiguous();
+  avg_forward(p, pl, X.data(), y.data(), key, threads_);
+}
+
+// gy (N,C,OH,OW) -> gx (N,C,H,W)
+void CpuBackend::adaptive_avg_pool2d_backward(const MacPolicy& p, const Tensor& gy, Tensor& gx, DrawKey key) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  check_4d(op, "gy", gy);
+  check_4d(op, "gx", gx);
+  const Pool pl = adaptive_pool(op, gx.shape(), gy.shape());
+  check_result(op, "gx", gx, pl.in_shape());
+  const Tensor GY = gy.contiguous();
+  avg_backward(p, pl, GY.data(), gx.data(), key, threads_);
+}
+
+}  // namespace emu

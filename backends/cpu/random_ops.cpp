@@ -1,0 +1,59 @@
+// Dropout on the CPU: masks from keyed Philox draws (NUMERICS.md section 6), so
+// every backend and thread count drops the same elements.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace emu {
+
+// backends/cpu/elementwise_ops.cpp
+
+namespace {
+
+constexpr int64_t kGrain = int64_t{1} << 14;
+
+// Elements [lo, hi): draws come a Philox block (four consecutive indices) at a
+// time, so each block is computed once.
+template <class A>
+void dropout_range(A a, uint64_t threshold, float scale, const float* x, float* y, DrawKey mask, int64_t lo,
+                   int64_t hi) {
+  const Philox4x32Key key = philox_key(mask.seed);
+  int64_t i = lo;
+  while (i < hi) {
+    const uint64_t block = static_cast<uint64_t>(i) >> 2;
+    const Philox4x32Counter words = philox4x32_10(philox_counter(mask.stream, block), key);
+    const int64_t end = std::min<int64_t>(hi, static_cast<int64_t>(block * 4 + 4));
+    for (; i < end; ++i) {
+      const bool keep = words.v[i & 3] >= threshold;
+      a.at(static_cast<uint64_t>(i));
+      y[i] = keep ? a.mul(x[i], scale, 0) : 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
+// x: (n) -> y: (n): kept elements R_f(x * scale), dropped ones +0.
+void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x, Tensor& y, DrawKey mask_key,
+                         DrawKey round_key) {
+  if (x.shape() != y.shape() || !y.is_contiguous())
+    throw std::invalid_argument(fmt::format("dropout: {} into {} (contiguous output required)",
+                                            shape_string(x.shape()), shape_string(y.shape())));
+  if (!(p >= 0.0f && p <= 1.0f)) throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
+  Tensor xc = x.contiguous();
+  const float* xp = xc.data();
+  float* yp = y.data();
+  const uint64_t threshold = dropout_threshold(p);
+  const bool plain = is_native_fp32(f);
+  const ElementArith arith(f, round_key.seed, round_key.stream);
+  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+    if (plain) dropout_range(Fp32Arith{}, threshold, scale, xp, yp, mask_key, lo, hi);
+    else dropout_range(arith, threshold, scale, xp, yp, mask_key, lo, hi);
+  });
+}
+
+}  // namespace emu

@@ -1,0 +1,129 @@
+#include "core/autograd.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace emu {
+namespace {
+
+thread_local bool t_grad_enabled = true;
+std::atomic<uint64_t> g_next_sequence{0};
+
+// a += b element-wise in binary32, a contiguous CPU tensor.
+void add_into(Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape())
+    throw std::logic_error(fmt::format("gradient of shape {} for a tensor of shape {}", shape_string(b.shape()),
+                                       shape_string(a.shape())));
+  std::vector<float> bv = b.to_vector();
+  float* ap = a.data();
+  for (size_t i = 0; i < bv.size(); ++i) ap[i] = ap[i] + bv[i];
+}
+
+}  // namespace
+
+Node::Node() : sequence(g_next_sequence.fetch_add(1)) {}
+
+bool grad_enabled() { return t_grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(t_grad_enabled) { t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { t_grad_enabled = previous_; }
+
+bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Tensor* t : inputs)
+    if (t && t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+void record(Tensor& output, std::shared_ptr<Node> node) {
+  output.set_requires_grad(true);
+  output.set_grad_fn(std::move(node));
+}
+
+void record_lambda(Tensor& output, const char* op, std::vector<Tensor> inputs, LambdaNode::Fn fn) {
+  if (!needs_grad(inputs)) return;
+  record(output, std::make_shared<LambdaNode>(op, std::move(inputs), std::move(fn)));
+}
+
+void accumulate_grad(const Tensor& leaf, const Tensor& g) {
+  TensorImpl* impl = leaf.impl();
+  if (!impl->grad) {
+    impl->grad = g.clone().impl_;  // own copy: later accumulation must not write into g
+    return;
+  }
+  Tensor acc(impl->grad);
+  add_into(acc, g);
+}
+
+void Tensor::backward(const Tensor& grad_output) const {
+  if (!requires_grad()) throw std::logic_error("backward() on a tensor that does not require grad");
+  Tensor seed = grad_output;
+  if (!seed.defined()) {
+    if (numel() != 1)
+      throw std::logic_error("backward() without a gradient needs a 1-element result, got shape " +
+                             shape_string(shape()));
+    seed = Tensor::full(shape(), 1.0f);
+  }
+  if (!grad_fn()) {
+    accumulate_grad(*this, seed);
+    return;
+  }
+  // Every node reachable from the root, newest first.
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<Node*> stack = {grad_fn().get()};
+  seen.insert(stack.back());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (const Tensor& in : n->inputs) {
+      if (!in.defined() || !in.grad_fn()) continue;
+      Node* m = in.grad_fn().get();
+      if (seen.insert(m).second) stack.push_back(m);
+    }
+  }
+  std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->sequence > b->sequence; });
+
+  std::unordered_map<Node*, Tensor> pending;
+  pending[grad_fn().get()] = seed.clone();
+  for (Node* n : order) {
+    auto it = pending.find(n);
+    if (it == pending.end()) continue;  // no gradient flows into this node
+    Tensor g = it->second;
+    pending.erase(it);
+    std::vector<Tensor> grads = n->backward(g);
+    if (grads.size() != n->inputs.size())
+      throw std::logic_error(fmt::format("{}: backward returned {} gradients for {} inputs", n->name(), grads.size(),
+                                         n->inputs.size()));
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const Tensor& in = n->inputs[i];
+      const Tensor& gi = grads[i];
+      if (!in.defined() || !gi.defined() || !in.requires_grad()) continue;
+      if (gi.shape() != in.shape())
+        throw std::logic_error(fmt::format("{}: gradient of shape {} for input {} of shape {}", n->name(),
+                                           shape_string(gi.shape()), i, shape_string(in.shape())));
+      if (in.grad_fn()) {
+        auto slot = pending.find(in.grad_fn().get());
+        if (slot == pending.end()) pending[in.grad_fn().get()] = gi.contiguous().clone();
+        else add_into(slot->second, gi);
+      } else {
+        accumulate_grad(in, gi);
+      }
+    }
+  }
+}
+
+}  // namespace emu

@@ -1,0 +1,179 @@
+#include "core/numerics_policy.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "numerics/format_spec.h"
+
+namespace emu {
+namespace {
+
+constexpr const char* kFunctionNames[] = {"exp",  "log",         "tanh",  "sigmoid",   "gelu",
+                                          "silu", "softmax_exp", "rsqrt", "reciprocal"};
+
+[[noreturn]] void bad(const std::string& where, const std::string& key, const std::string& value,
+                      const std::string& why) {
+  throw std::invalid_argument(fmt::format("{}.{}: '{}' {}", where, key, value, why));
+}
+
+Format storage_format(const std::string& where, const std::string& key, const std::string& value) {
+  Format f;
+  try {
+    f = parse_format(value);
+    require_storage(f, key);
+  } catch (const FormatError& e) {
+    bad(where, key, value, fmt::format("is not usable: {}", e.what()));
+  }
+  return f;
+}
+
+Format any_format(const std::string& where, const std::string& key, const std::string& value) {
+  try {
+    return parse_format(value);
+  } catch (const FormatError& e) {
+    bad(where, key, value, fmt::format("is not usable: {}", e.what()));
+  }
+}
+
+bool is_plain_fp32(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+}
+
+}  // namespace
+
+const char* function_name(Function f) { return kFunctionNames[static_cast<int>(f)]; }
+
+bool LayerNumerics::passthrough() const {
+  return emulation == Emulation::Op && is_plain_fp32(weights) && is_plain_fp32(activations) &&
+         is_plain_fp32(grads) && !mac.mul_exact && is_plain_fp32(mac.mul) && is_plain_fp32(mac.acc) &&
+         is_plain_fp32(mac.out) && mac.chunk == 0;
+}
+
+std::string LayerNumerics::describe() const {
+  std::string s = fmt::format("weights={} activations={} grads={} mul={} acc={} out={}", format_name(weights),
+                              format_name(activations), format_name(grads),
+                              mac.mul_exact ? "exact" : format_name(mac.mul), format_name(mac.acc),
+                              format_name(mac.out));
+  if (mac.chunk > 0) s += fmt::format(" chunk={} acc_outer={}", mac.chunk, format_name(mac.acc_outer));
+  if (emulation == Emulation::Layer) s += " emulation=layer";
+  return s;
+}
+
+NumericsPolicy::NumericsPolicy() = default;
+
+const std::vector<std::string>& NumericsPolicy::keys() {
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> v = {"format", "weights", "activations", "grads", "mul",
+                                  "acc",    "out",     "chunk",       "acc_outer", "emulation"};
+    for (const char* f : kFunctionNames) v.push_back(std::string("functions.") + f);
+    return v;
+  }();
+  return k;
+}
+
+void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, const std::string& where) {
+  // `format` first, so that specific keys win whatever order they were given in.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Entry& e : entries) {
+      const std::string& k = e.key;
+      const std::string& v = e.value;
+      if ((k == "format") != (pass == 0)) continue;
+      if (k == "format") {
+        Format f = storage_format(where, k, v);
+        n.weights = n.activations = n.grads = n.mac.mul = n.mac.acc = n.mac.out = f;
+        n.mac.mul_exact = false;
+      } else if (k == "weights") {
+        n.weights = storage_format(where, k, v);
+      } else if (k == "activations") {
+        n.activations = storage_format(where, k, v);
+      } else if (k == "grads") {
+        n.grads = storage_format(where, k, v);
+      } else if (k == "out") {
+        n.mac.out = storage_format(where, k, v);
+      } else if (k == "mul") {
+        n.mac.mul_exact = v == "exact";
+        if (!n.mac.mul_exact) n.mac.mul = any_format(where, k, v);
+      } else if (k == "acc") {
+        n.mac.acc = any_format(where, k, v);
+      } else if (k == "acc_outer") {
+        n.mac.acc_outer = any_format(where, k, v);
+      } else if (k == "chunk") {
+        size_t used = 0;
+        long c = -1;
+        try {
+          c = std::stol(v, &used);
+        } catch (const std::exception&) {
+        }
+        if (used != v.size() || c < 0 || c > (1L << 30)) bad(where, k, v, "is not a whole number >= 0");
+        n.mac.chunk = static_cast<int>(c);
+      } else if (k == "emulation") {
+        if (v == "op") n.emulation = Emulation::Op;
+        else if (v == "layer") n.emulation = Emulation::Layer;
+        else bad(where, k, v, "is not an emulation mode; allowed: op, layer");
+      } else if (k.rfind("functions.", 0) == 0) {
+        std::string name = k.substr(10);
+        int idx = -1;
+        for (int i = 0; i < static_cast<int>(Function::Count); ++i)
+          if (name == kFunctionNames[i]) idx = i;
+        if (idx < 0)
+          bad(where, k, v, "names no function; allowed: exp, log, tanh, sigmoid, gelu, silu, softmax_exp, rsqrt, reciprocal");
+        if (v != "exact") bad(where, k, v, "is not a function mode; allowed: exact");
+        n.functions[idx] = FunctionMode::Exact;
+      } else {
+        std::string allowed;
+        for (const std::string& key : keys()) allowed += (allowed.empty() ? "" : ", ") + key;
+        throw std::invalid_argument(fmt::format("{}: unknown key '{}'; allowed: {}", where, k, allowed));
+      }
+    }
+  }
+}
+
+void NumericsPolicy::set(const std::string& key, const std::string& value, const std::string& where) {
+  LayerNumerics probe;
+  apply(probe, {{key, value}}, where);  // validate now, with the key path in the message
+  defaults_.push_back({key, value});
+}
+
+void NumericsPolicy::set_override(const std::string& glob, const std::string& key, const std::string& value) {
+  std::string where = "numerics.overrides['" + glob + "']";
+  LayerNumerics probe;
+  apply(probe, {{key, value}}, where);
+  for (Override& o : overrides_) {
+    if (o.glob == glob) {
+      o.entries.push_back({key, value});
+      return;
+    }
+  }
+  overrides_.push_back({glob, {{key, value}}});
+}
+
+LayerNumerics NumericsPolicy::resolve(const std::string& module_path) const {
+  LayerNumerics n;
+  apply(n, defaults_, "numerics.default");
+  for (const Override& o : overrides_)
+    if (glob_match(o.glob, module_path)) apply(n, o.entries, "numerics.overrides['" + o.glob + "']");
+  return n;
+}
+
+bool glob_match(std::string_view p, std::string_view s) {
+  if (p.empty()) return s.empty();
+  if (p.substr(0, 2) == "**") {
+    for (size_t i = 0; i <= s.size(); ++i)
+      if (glob_match(p.substr(2), s.substr(i))) return true;
+    return false;
+  }
+  if (p[0] == '*') {
+    for (size_t i = 0; i <= s.size(); ++i) {
+      if (glob_match(p.substr(1), s.substr(i))) return true;
+      if (i < s.size() && s[i] == '.') break;  // '*' stays within one component
+    }
+    return false;
+  }
+  if (s.empty()) return false;
+  if (p[0] == '?' ? s[0] != '.' : p[0] == s[0]) return glob_match(p.substr(1), s.substr(1));
+  return false;
+}
+
+}  // namespace emu

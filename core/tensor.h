@@ -1,0 +1,119 @@
+// Tensor: float32 storage with shape, strides and an offset, on one device,
+// plus the autograd metadata (core/autograd.h) that training needs.
+//
+// A Tensor is a handle: copies share the same TensorImpl, views share the same
+// Storage. Emulated values travel in binary32 (NUMERICS.md section 1), so
+// float32 is the only element type.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emu {
+
+enum class Device : uint8_t { Cpu, Cuda };
+const char* device_name(Device d);
+
+using Shape = std::vector<int64_t>;
+std::string shape_string(const Shape& s);  // "(2, 3, 4)"
+int64_t shape_numel(const Shape& s);
+
+// A flat buffer of floats on one device. CUDA buffers come from the allocator
+// the CUDA backend registers (core stays free of CUDA headers).
+class Storage {
+ public:
+  Storage(size_t n, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+  Device device() const { return device_; }
+
+  struct DeviceAllocator {
+    void* (*allocate)(size_t bytes) = nullptr;  // zero-filled
+    void (*release)(void* ptr) = nullptr;
+  };
+  static void set_cuda_allocator(DeviceAllocator a);
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+  Device device_;
+};
+
+struct Node;
+struct TensorImpl;
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: defined() is false
+
+  // Factories. Values are zero unless given.
+  static Tensor zeros(const Shape& shape, Device device = Device::Cpu);
+  static Tensor full(const Shape& shape, float value);
+  static Tensor from_vector(const Shape& shape, const std::vector<float>& values);
+  static Tensor scalar(float value) { return from_vector({}, {value}); }
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  const Shape& strides() const;
+  int64_t offset() const;
+  int64_t dim(int i) const;  // negative i counts from the end
+  int ndim() const;
+  int64_t numel() const;
+  Device device() const;
+  bool is_contiguous() const;
+
+  // CPU element access; data() points at element 0 of the view.
+  float* data();
+  const float* data() const;
+  std::vector<float> to_vector() const;  // row-major copy of the view
+  float item() const;                    // the one element of a 1-element tensor
+
+  // Views (share storage; autograd-aware when recorded through core/ops.h).
+  Tensor view(const Shape& shape) const;  // contiguous only; one -1 allowed
+  Tensor transpose(int a, int b) const;
+  Tensor narrow(int dim, int64_t start, int64_t length) const;
+  Tensor contiguous() const;  // this, or a row-major copy
+  Tensor clone() const;       // a row-major copy that does not share storage
+  void copy_from(const Tensor& src);  // same shape; element-wise copy into this view
+  void fill(float value);
+
+  // Autograd.
+  bool requires_grad() const;
+  Tensor& set_requires_grad(bool on);
+  Tensor grad() const;  // undefined until a backward pass reaches this leaf
+  void zero_grad();     // drops the gradient
+  const std::shared_ptr<Node>& grad_fn() const;
+  void set_grad_fn(std::shared_ptr<Node> node);
+  void backward(const Tensor& grad_output = Tensor()) const;  // default: ones for a scalar
+
+  TensorImpl* impl() const { return impl_.get(); }
+  bool same(const Tensor& other) const { return impl_ == other.impl_; }
+
+ private:
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  static Tensor make(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset);
+  std::shared_ptr<TensorImpl> impl_;
+  friend struct TensorImpl;
+  friend void accumulate_grad(const Tensor& leaf, const Tensor& g);
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape, strides;
+  int64_t offset = 0;
+  bool requires_grad = false;
+  std::shared_ptr<TensorImpl> grad;
+  std::shared_ptr<Node> grad_fn;
+};
+
+// Row-major strides of a shape.
+Shape contiguous_strides(const Shape& shape);
+
+}  // namespace emu

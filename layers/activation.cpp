@@ -1,0 +1,32 @@
+#include "layers/activation.h"
+
+#include "core/autograd.h"
+#include "layers/layer_io.h"
+
+namespace emu {
+
+Tensor activation(const Module& m, Activation kind, const Tensor& x) {
+  const LayerNumerics& n = m.numerics();
+  const LayerNumerics cn = compute_numerics(n);
+  Backend& be = backend_for(x.device());
+  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
+  Tensor y = Tensor::zeros(x.shape(), x.device());
+  be.activation_forward(kind, cn.out(), xr, y, draw_key(m, DrawSite::Forward));
+  finish_output(n, y, draw_key(m, DrawSite::Forward));
+  Tensor result = y.view(x.shape());  // its own handle: the node keeps y, not the result
+
+  const Module* mp = &m;
+  record_lambda(result, activation_name(kind), {x}, [=](const Tensor& gy) -> std::vector<Tensor> {
+    const LayerNumerics& n = mp->numerics();
+    const LayerNumerics cn = compute_numerics(n);
+    Backend& be = backend_for(gy.device());
+    Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
+    Tensor gx = Tensor::zeros(x.shape(), gy.device());
+    be.activation_backward(kind, cn.grads, xr, y, g, gx, draw_key(*mp, DrawSite::GradInput));
+    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    return {gx};
+  });
+  return result;
+}
+
+}  // namespace emu

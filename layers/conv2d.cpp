@@ -1,0 +1,91 @@
+#include "layers/conv2d.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/autograd.h"
+#include "layers/init.h"
+#include "layers/layer_io.h"
+
+namespace emu {
+
+Conv2d::Conv2d(int64_t in, int64_t out, Size2 k, Size2 stride, Size2 padding, int groups, bool with_bias)
+    : in_channels(in), out_channels(out), kernel(k) {
+  params.stride_h = stride.h, params.stride_w = stride.w;
+  params.pad_h = padding.h, params.pad_w = padding.w;
+  params.groups = groups;
+  if (in <= 0 || out <= 0 || k.h <= 0 || k.w <= 0 || stride.h <= 0 || stride.w <= 0 || padding.h < 0 ||
+      padding.w < 0 || groups <= 0 || in % groups || out % groups)
+    throw std::invalid_argument(fmt::format(
+        "Conv2d({}, {}, kernel {}x{}, stride {}x{}, padding {}x{}, groups {}): sizes, kernel, stride and groups must "
+        "be positive, padding >= 0, channels divisible by groups",
+        in, out, k.h, k.w, stride.h, stride.w, padding.h, padding.w, groups));
+  weight = register_parameter("weight", Tensor::zeros({out, in / groups, k.h, k.w}));
+  if (with_bias) bias = register_parameter("bias", Tensor::zeros({out}));
+}
+
+void Conv2d::reset_parameters() {
+  const float fan_in = static_cast<float>(in_channels / params.groups * kernel.h * kernel.w);
+  const float bound = 1.0f / std::sqrt(fan_in);
+  init_uniform(*this, weight, bound, 0);
+  if (bias.defined()) init_uniform(*this, bias, bound, 1);
+}
+
+Tensor Conv2d::forward(const Tensor& x) { return conv2d(*this, x, weight, bias, params); }
+
+Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& cp) {
+  if (x.ndim() != 4 || weight.ndim() != 4 || x.dim(1) != weight.dim(1) * cp.groups)
+    throw std::invalid_argument(fmt::format("{}: input of shape {} does not fit weight {} with {} groups (want (N, {}, H, W))",
+                                            m.path(), shape_string(x.shape()), shape_string(weight.shape()), cp.groups,
+                                            weight.ndim() == 4 ? weight.dim(1) * cp.groups : 0));
+  const LayerNumerics& n = m.numerics();
+  const LayerNumerics cn = compute_numerics(n);
+  Backend& be = backend_for(x.device());
+  const int64_t N = x.dim(0), C_out = weight.dim(0), KH = weight.dim(2), KW = weight.dim(3);
+  if (x.dim(2) + 2 * cp.pad_h < KH || x.dim(3) + 2 * cp.pad_w < KW)
+    throw std::invalid_argument(fmt::format("{}: input of shape {} is smaller than the {}x{} kernel after padding",
+                                            m.path(), shape_string(x.shape()), KH, KW));
+  const int64_t OH = (x.dim(2) + 2 * cp.pad_h - KH) / cp.stride_h + 1;
+  const int64_t OW = (x.dim(3) + 2 * cp.pad_w - KW) / cp.stride_w + 1;
+
+  // x: (N, C_in, H, W), w: (C_out, C_in/G, KH, KW) -> y: (N, C_out, OH, OW).
+  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
+  Tensor wr = read_as(cn.weights, weight, draw_key(m, DrawSite::ReadWeights));
+  Tensor br = bias.defined() ? read_as(cn.weights, bias, draw_key(m, DrawSite::ReadBias)) : Tensor();
+  Tensor y = Tensor::zeros({N, C_out, OH, OW}, x.device());
+  be.conv2d_forward(cn.mac, cp, xr, wr, br.defined() ? &br : nullptr, y, draw_key(m, DrawSite::Forward));
+  finish_output(n, y, draw_key(m, DrawSite::Forward));
+
+  const Module* mp = &m;
+  record_lambda(y, "conv2d", {x, weight, bias}, [=](const Tensor& gy) -> std::vector<Tensor> {
+    const LayerNumerics& n = mp->numerics();
+    const LayerNumerics cn = compute_numerics(n);
+    Backend& be = backend_for(gy.device());
+    Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
+    Tensor gx, gw, gb;
+    if (x.requires_grad()) {
+      // g: (N, C_out, OH, OW), w -> gx: (N, C_in, H, W), reduction over (co, kh, kw).
+      gx = Tensor::zeros(x.shape(), gy.device());
+      be.conv2d_grad_input(backward_mac(cn), cp, g, wr, gx, draw_key(*mp, DrawSite::GradInput));
+      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    }
+    if (weight.requires_grad()) {
+      // x, g -> gw: (C_out, C_in/G, KH, KW), reduction over (n, oh, ow).
+      gw = Tensor::zeros(weight.shape(), gy.device());
+      be.conv2d_grad_weight(backward_mac(cn), cp, xr, g, gw, draw_key(*mp, DrawSite::GradWeight));
+      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
+    }
+    if (bias.defined() && bias.requires_grad()) {
+      // g: (N, C_out, OH*OW) -> gb: (C_out), a plain sum over (n, oh, ow).
+      gb = Tensor::zeros({C_out}, gy.device());
+      be.channel_sum(sum_mac(cn), g.view({N, C_out, OH * OW}), gb, draw_key(*mp, DrawSite::GradBias));
+      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gb, gb, draw_key(*mp, DrawSite::GradBias));
+    }
+    return {gx, gw, gb};
+  });
+  return y;
+}
+
+}  // namespace emu

@@ -1,0 +1,43 @@
+#include "layers/layer_io.h"
+
+namespace emu {
+
+bool is_identity_format(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+}
+
+Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
+  if (is_identity_format(f)) return x;
+  Tensor y = Tensor::zeros(x.shape(), x.device());
+  backend_for(x.device()).quantize(f, x, y, key);
+  return y;
+}
+
+LayerNumerics compute_numerics(const LayerNumerics& n) {
+  if (n.emulation == Emulation::Op) return n;
+  LayerNumerics plain;  // default-constructed: fp32 everywhere, products rounded to fp32
+  return plain;
+}
+
+void finish_output(const LayerNumerics& n, Tensor& y, DrawKey key) {
+  if (n.emulation == Emulation::Layer && !is_identity_format(n.out())) backend_for(y.device()).quantize(n.out(), y, y, key);
+}
+
+MacPolicy backward_mac(const LayerNumerics& n) {
+  MacPolicy p = n.mac;
+  p.out = n.grads;
+  return p;
+}
+
+MacPolicy sum_mac(const LayerNumerics& n) {
+  MacPolicy p = backward_mac(n);
+  p.mul_exact = true;
+  return p;
+}
+
+DrawKey draw_key(const Module& m, DrawSite site) {
+  return layer_draw_key(m.context().seed, m.path(), site, m.context().step);
+}
+
+}  // namespace emu

@@ -1,0 +1,445 @@
+// Fast rounding kernels for the inner loops of reductions (backends/cpu/gemm.cpp):
+// R_F on bit patterns, branch-free, written once for any "lane" type.
+//
+// Each function is a template over the lane type D (double or float, or a SIMD
+// vector of them: numerics/fast_round_lanes.h), so the same source is the scalar
+// host function, the scalar CUDA device function and the CPU vector kernel.
+// They are second implementations of round_value() (numerics/round.h) for a
+// restricted input domain and a restricted set of formats; each says which, and
+// tests/test_gemm.cpp checks them against round_value() bit for bit on random
+// and edge-case inputs. Some return a `flag` per lane instead of covering every
+// input: where flag is set the result is unspecified and the caller must use
+// round_value() (or the reference step of mac_reduce) for that lane. Flags are
+// rare in practice (values near a format's overflow threshold, posits outside
+// their uniform-grid binades, Inf and NaN).
+//
+// Three techniques:
+//  * magic-constant rounding (RNE only): for |x| in binade e, C = 1.5 * 2^k with
+//    k = e' + P - Y, e' = max(e, emin) and P the precision of the lane type
+//    minus one; (x + C) - C in round-to-nearest-even is x rounded to the
+//    target's grid in that binade: for |x| < 2^(k-1) (Y <= P - 2), x + C lies
+//    in [2^k, 2^(k+1)) for either sign, whose grid is exactly 2^(e' - Y), and C
+//    is an even multiple of it, so ties go to even; the carry into the next
+//    binade comes for free. One FP add does the rounding; the subtraction is
+//    exact. Needs the default rounding mode and no fast-math.
+//  * exact products in binary32 lanes: fma(a, b, C) - C puts the exact product
+//    through the magic constant with one rounding (16 lanes per AVX-512 vector).
+//  * round-to-odd (Boldo & Melquiond 2008) for sums: the exact sum truncated
+//    to the binary32 grid with its last bit ORed with "inexact" rounds to any
+//    precision <= 22 bits exactly as the exact sum would (fast_round_lanes.h).
+//  * integer rounding on the bit pattern (all non-stochastic modes): within a
+//    binade, and across the carry into the next one, IEEE bit patterns are
+//    linear in the value (the idea of numerics/bulk_ieee.h, here for binary64
+//    inputs, whose exact products of two binary32 values are).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "numerics/fast_round_lanes.h"
+#include "numerics/format.h"
+
+namespace emu {
+
+// ---------------------------------------------------------------------------
+// IEEE-like formats, round to nearest even, magic constant, binary64 lanes.
+//
+// Domain: formats with rounding NearestEven, subnormals on, exp_bits <= 10 (any
+// specials, :sat); x any binary64. `key` receives x's exponent field; the lane
+// is flagged when key >= flag_bits (|x| in the format's top binade or above,
+// where it may overflow, or Inf/NaN; fast_ieee_rne_flagged). Unflagged lanes
+// give round_value(f, x), signed zeros included; with kSignedZero = false a
+// zero result may be +0 where round_value gives -0 (callers that add the
+// result to an accumulator that is never -0 need no more).
+struct FastIeeeRneD {
+  uint64_t emin_bits;  // binary64 exponent field of 2^emin
+  uint64_t shift;      // (52 - man_bits) in the exponent field, plus the fraction of 1.5
+  uint64_t flag_bits;  // exponent field of the top binade 2^floor(log2 max_finite)
+};
+
+EMU_HD bool fast_ieee_rne_d_supported(const Format& f) {
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals &&
+         f.exp_bits <= 10 && f.man_bits <= 50;
+}
+
+EMU_HD FastIeeeRneD fast_ieee_rne_d_params(const Format& f) {
+  FastIeeeRneD p;
+  p.emin_bits = static_cast<uint64_t>(f.emin + 1023) << 52;
+  p.shift = (static_cast<uint64_t>(52 - f.man_bits) << 52) | (1ull << 51);  // and the 1.5
+  p.flag_bits = double_bits(f.max_finite) & 0x7ff0000000000000ull;
+  return p;
+}
+
+EMU_HD bool fast_ieee_rne_flagged(const FastIeeeRneD& p, uint64_t key) { return key >= p.flag_bits; }
+
+template <bool kSignedZero = true, class D, class U = typename LaneTraits<D>::U>
+EMU_HD D fast_ieee_rne_d(const FastIeeeRneD& p, D x, U* key) {
+  const U u = lane_cast<U>(x);
+  const U e = u & 0x7ff0000000000000ull;
+  const D cs = lane_cast<D>(lane_umax(e, splat<U>(p.emin_bits)) + p.shift);  // 1.5 * 2^k
+  const D r = (x + cs) - cs;
+  *key = e;
+  if constexpr (kSignedZero) return lane_cast<D>(lane_cast<U>(r) | (u & 0x8000000000000000ull));  // x -> 0 keeps its sign
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// IEEE-like formats, round to nearest even, of an exact binary32 product,
+// binary32 lanes: the magic constant added by an FMA, r = fma(a, b, C) - C,
+// rounds the exact product once. C comes from the binade of the binary32
+// product a * b; when that product rounded up to a power of two 2^E while the
+// exact one lies below it, the exact one is within 2^(E-25) of 2^E and rounds
+// to 2^E on either binade's grid, so the result is the same.
+//
+// Domain: rounding NearestEven, subnormals on, exp_bits <= 8, man_bits <= 21
+// (bf16, fp16, e4m3, e5m2, e6m6, ...); a, b any binary32 values. `key` and
+// the flag as for fast_ieee_rne_d (for the binary32 product; the threshold is
+// lower for exp_bits = 8, where C must stay finite: 2^(127 - (23 - man_bits))
+// at most). Unflagged lanes give round_value(f, (double)a * b); kSignedZero as
+// above.
+struct FastIeeeRneF {
+  uint32_t emin_bits;  // binary32 exponent field of 2^emin
+  uint32_t shift;      // (23 - man_bits) in the exponent field, plus the fraction of 1.5
+  uint32_t flag_bits;  // exponent field from which lanes are flagged
+};
+
+EMU_HD bool fast_ieee_rne_product_f_supported(const Format& f) {
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals &&
+         f.exp_bits <= 8 && f.man_bits <= 21 && !f.accumulator_only;
+}
+
+EMU_HD FastIeeeRneF fast_ieee_rne_f_params(const Format& f) {
+  FastIeeeRneF p;
+  p.emin_bits = static_cast<uint32_t>(f.emin + 127) << 23;
+  p.shift = (static_cast<uint32_t>(23 - f.man_bits) << 23) | (1u << 22);  // and the 1.5
+  const uint32_t top = float_bits(static_cast<float>(f.max_finite)) & 0x7f800000u;
+  const uint32_t c_ok = static_cast<uint32_t>(254 - (23 - f.man_bits)) << 23;  // C's field stays <= 254
+  p.flag_bits = top < c_ok ? top : c_ok;
+  return p;
+}
+
+EMU_HD bool fast_ieee_rne_flagged(const FastIeeeRneF& p, uint32_t key) { return key >= p.flag_bits; }
+
+template <bool kSignedZero = true, class F, class U = typename LaneTraits<F>::U>
+EMU_HD F fast_ieee_rne_product_f(const FastIeeeRneF& p, F a, F b, U* key) {
+  const U u = lane_cast<U>(a * b);
+  *key = u & 0x7f800000u;
+  const F cs = lane_cast<F>(lane_umax(*key, splat<U>(p.emin_bits)) + p.shift);  // 1.5 * 2^k
+  const F r = lane_fma(a, b, cs) - cs;
+  if constexpr (kSignedZero) return lane_cast<F>(lane_cast<U>(r) | (u & 0x80000000u));
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// IEEE-like formats, every mode but stochastic, binary64 input, integer
+// rounding on the bit pattern. Covers every input (no flag): Inf, NaN,
+// overflow, :sat, fn and finite-only formats, :nosub.
+//
+// Domain: exp_bits <= 10, man_bits <= 51, rounding not Stochastic, x any
+// binary64 (the result is a binary64; a binary32 value when exp_bits <= 8 and
+// the format is a storage format).
+struct FastIeeeD {
+  uint64_t drop;         // 52 - man_bits: bits dropped in the normal range
+  uint64_t emin_biased;  // binary64 biased exponent of the smallest normal
+  uint64_t max_bits;     // bits of the largest finite value
+  uint64_t flush_below;  // :nosub: magnitudes below these bits (2^emin) become 0
+  uint64_t step_bits;    // bits of the smallest subnormal step 2^(emin - man_bits)
+  uint64_t ovf_pos, ovf_neg;  // result of a finite overflow, by sign
+  uint64_t inf_pos, inf_neg;  // result of an Inf input, by sign
+  Rounding mode;
+};
+
+constexpr uint64_t kFastQuietNan64 = 0x7ff8000000000000ull;  // quiet_nan()
+
+EMU_HD bool fast_ieee_d_supported(const Format& f) {
+  return f.family == Family::Ieee && f.rounding != Rounding::Stochastic && f.exp_bits <= 10 &&
+         f.man_bits <= 51;
+}
+
+EMU_HD FastIeeeD fast_ieee_d_params(const Format& f) {
+  FastIeeeD p;
+  p.drop = static_cast<uint64_t>(52 - f.man_bits);
+  p.emin_biased = static_cast<uint64_t>(f.emin + 1023);
+  p.max_bits = double_bits(f.max_finite);
+  p.flush_below = f.subnormals ? 0 : static_cast<uint64_t>(f.emin + 1023) << 52;
+  p.step_bits = static_cast<uint64_t>(f.emin - f.man_bits + 1023) << 52;
+  p.mode = f.rounding;
+  // As ieee_overflow(): saturating and finite-only formats, and the modes that
+  // round toward zero for the sign, give the largest finite value; fn formats NaN.
+  const bool sat = f.saturate || f.specials == Specials::FiniteOnly;
+  const bool nan_only = f.specials == Specials::NanOnly;
+  const bool tz_pos = f.rounding == Rounding::TowardZero || f.rounding == Rounding::Down;
+  const bool tz_neg = f.rounding == Rounding::TowardZero || f.rounding == Rounding::Up;
+  const uint64_t inf = 0x7ff0000000000000ull, sign = 0x8000000000000000ull;
+  p.inf_pos = sat ? p.max_bits : nan_only ? kFastQuietNan64 : inf;
+  p.inf_neg = sat ? p.max_bits | sign : nan_only ? kFastQuietNan64 : inf | sign;
+  p.ovf_pos = tz_pos ? p.max_bits : p.inf_pos;
+  p.ovf_neg = tz_neg ? p.max_bits | sign : p.inf_neg;
+  return p;
+}
+
+template <Rounding Mode, class D, class U = typename LaneTraits<D>::U>
+EMU_HD D fast_ieee_d(const FastIeeeD& p, D x) {
+  static_assert(Mode != Rounding::Stochastic, "stochastic rounding has no fast kernel");
+  const U u = lane_cast<U>(x);
+  const U s = u & 0x8000000000000000ull;
+  const U a = u & 0x7fffffffffffffffull;
+  const U e = a >> 52;
+  const U man = a & 0x000fffffffffffffull;
+  const U sig = man | ((e != 0ull) ? splat<U>(1ull << 52) : splat<U>(0ull));
+  const U e_eff = lane_umax(e, splat<U>(1ull));
+  // Dropped bits: drop in the normal range, one more per binade below it. From
+  // 54 on nothing of sig is kept and the decisions no longer change.
+  const U below = (splat<U>(p.emin_biased) > e_eff) ? splat<U>(p.emin_biased) - e_eff : splat<U>(0ull);
+  const U dc = lane_umin(below + p.drop, splat<U>(54ull));
+  const U one = splat<U>(1ull);
+  const U rem = sig & ((one << dc) - 1ull);
+  const U half = (one << dc) >> 1;
+  const U zero = splat<U>(0ull);
+  U inc;
+  if constexpr (Mode == Rounding::NearestEven) {
+    const U kept_odd = (sig >> dc) & 1ull;
+    const U round = ((rem & half) != 0ull) ? one : zero;
+    const U sticky = ((rem & (half - 1ull)) != 0ull) ? one : zero;
+    inc = round & (sticky | kept_odd);
+  } else if constexpr (Mode == Rounding::NearestAway) {
+    inc = ((rem & half) != 0ull) ? one : zero;
+  } else if constexpr (Mode == Rounding::TowardZero) {
+    inc = zero;
+  } else if constexpr (Mode == Rounding::Up) {
+    inc = ((rem != 0ull) & (s == 0ull)) ? one : zero;
+  } else {
+    inc = ((rem != 0ull) & (s != 0ull)) ? one : zero;
+  }
+  // On x's own grid while part of sig is kept (the carry bumps the exponent),
+  // otherwise 0 or one smallest step.
+  const U linear = ((a >> dc) + inc) << dc;
+  const U mag = (dc <= 52ull) ? linear : ((inc != 0ull) ? splat<U>(p.step_bits) : zero);
+  const U r = ((mag < p.flush_below) ? zero : mag) | s;
+  const U ovf = (s != 0ull) ? splat<U>(p.ovf_neg) : splat<U>(p.ovf_pos);
+  const U inf = (s != 0ull) ? splat<U>(p.inf_neg) : splat<U>(p.inf_pos);
+  const U special = (man != 0ull) ? splat<U>(kFastQuietNan64) : inf;
+  const U out = (e == 0x7ffull) ? special : ((mag > p.max_bits) ? ovf : r);
+  return lane_cast<D>(out);
+}
+
+// ---------------------------------------------------------------------------
+// IEEE-like storage formats, round to nearest even, binary32 input (the sum of
+// an accumulator step computed in binary32, see gemm_kernels.h), binary32
+// lanes.
+//
+// Domain (kFull = true): NearestEven, exp_bits <= 8, man_bits <= 22, values
+// binary32 values, subnormals on or off, any specials and :sat; every binary32
+// input, giving quantize(f, x).
+// Lean (kFull = false): only formats with Inf and NaN, no :sat, subnormals on
+// (fast_ieee_rne_f32_lean_ok), and inputs that are not NaN or are the default
+// quiet NaNs +-0x7fc00000 (what arithmetic on such NaNs produces); a NaN input
+// gives a NaN, possibly not quiet_nan()'s bits.
+struct FastIeeeRneF32 {
+  uint32_t emin_bits;    // exponent field of 2^emin
+  uint32_t cap_bits;     // exponent field cap that keeps the magic constant finite
+  uint32_t shift;        // (23 - man_bits) in the exponent field
+  uint32_t drop;         // 23 - man_bits
+  uint32_t max_bits;     // bits of the largest finite value
+  uint32_t flush_below;  // :nosub: magnitudes below these bits become 0
+  uint32_t ovf_pos, ovf_neg;  // results of overflow / Inf input by sign (RNE: equal)
+  float max_value;       // the largest finite value
+};
+
+constexpr uint32_t kFastQuietNan32 = 0x7fc00000u;
+
+EMU_HD bool fast_ieee_rne_f32_supported(const Format& f) {
+  // e8m0 is left out: its significand is the implicit bit alone, so a tie
+  // rounds up (odd significand), which the bit-pattern rounding below would
+  // decide from the exponent's last bit instead.
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.exp_bits <= 8 &&
+         f.man_bits <= 22 && !(f.exp_bits == 8 && f.man_bits == 0) && !f.accumulator_only &&
+         f.max_finite <= 3.4028234663852886e38;
+}
+EMU_HD bool fast_ieee_rne_f32_lean_ok(const Format& f) {
+  // man_bits >= 1: with 23 dropped bits the rounding increment of exp_bits = 8
+  // would carry a NaN's payload into the sign.
+  return fast_ieee_rne_f32_supported(f) && f.specials == Specials::InfNan && !f.saturate && f.subnormals &&
+         f.man_bits >= 1;
+}
+
+EMU_HD FastIeeeRneF32 fast_ieee_rne_f32_params(const Format& f) {
+  FastIeeeRneF32 p;
+  p.emin_bits = static_cast<uint32_t>(f.emin + 127) << 23;
+  p.shift = static_cast<uint32_t>(23 - f.man_bits) << 23;
+  p.drop = static_cast<uint32_t>(23 - f.man_bits);
+  p.cap_bits = (254u - p.drop) << 23;
+  p.max_value = static_cast<float>(f.max_finite);
+  p.max_bits = float_bits(p.max_value);
+  p.flush_below = f.subnormals ? 0u : static_cast<uint32_t>(f.emin + 127) << 23;
+  const bool sat = f.saturate || f.specials == Specials::FiniteOnly;
+  const bool nan_only = f.specials == Specials::NanOnly;
+  p.ovf_pos = sat ? p.max_bits : nan_only ? kFastQuietNan32 : 0x7f800000u;
+  p.ovf_neg = sat ? p.max_bits | 0x80000000u : nan_only ? kFastQuietNan32 : 0xff800000u;
+  return p;
+}
+
+// kWide: 1 if the format has exp_bits == 8, 0 if not, -1 to read it from p at
+// run time (kernels fix it at compile time).
+template <bool kFull = true, int kWide = -1, class F, class U = typename LaneTraits<F>::U>
+EMU_HD F fast_ieee_rne_f32(const FastIeeeRneF32& p, F x) {
+  const U u = lane_cast<U>(x);
+  const U sign = u & 0x80000000u;
+  const U a = u & 0x7fffffffu;
+  U mag;
+  if (kWide == 1 || (kWide == -1 && p.emin_bits == (1u << 23))) {
+    // exp_bits == 8: the target's grid is every 2^drop-th binary32 bit pattern
+    // over the whole range, subnormals included; RNE on the pattern. A carry
+    // out of the largest finite value gives Inf's pattern.
+    const U lsb = (a >> p.drop) & 1u;
+    mag = (a + ((1u << p.drop) >> 1) - 1u + lsb) & ~((1u << p.drop) - 1u);
+    if constexpr (!kFull) return lane_cast<F>(mag | sign);
+  } else {
+    // Magic constant; the exponent is capped so that C stays finite for Inf
+    // and NaN inputs (Inf - C stays Inf, NaN stays NaN).
+    const U e = a & 0x7f800000u;
+    const U c = lane_umin(lane_umax(e, splat<U>(p.emin_bits)), splat<U>(p.cap_bits)) + p.shift;
+    const F cs = lane_cast<F>(c);
+    const F ax = lane_cast<F>(a);
+    const F r = (ax + cs) - cs;
+    if constexpr (!kFull) {
+      // Overflow (RNE, Inf/NaN formats): Inf; a NaN compares false and stays.
+      return lane_cast<F>(((r > p.max_value) ? splat<U>(0x7f800000u) : lane_cast<U>(r)) | sign);
+    }
+    mag = lane_cast<U>(r);
+  }
+  mag = (mag < p.flush_below) ? splat<U>(0u) : mag;
+  const U ovf = (sign != 0u) ? splat<U>(p.ovf_neg) : splat<U>(p.ovf_pos);
+  const U r = (a > 0x7f800000u) ? splat<U>(kFastQuietNan32) : ((mag > p.max_bits) ? ovf : (mag | sign));
+  return lane_cast<F>(r);
+}
+
+// ---------------------------------------------------------------------------
+// Posits posit<n>_<es>, round to nearest even, binary64 lanes, in the binades
+// where the posit grid is uniform: 2^s with at least one fraction bit,
+// s in [smin, smax]. There the posit rounding of docs/numerics.md (cut the bit
+// string after n-1 bits, ties to the even code) is rounding to F(s) fraction
+// bits with ties to an even fraction:
+//   F(s) = n - 3 - es - (t >> es),  t = s >= 0 ? s : -s - 1.
+// flag = x nonzero and outside those binades (also Inf/NaN). Zero gives +0.
+//
+// Domain: posits with rounding NearestEven, 1 <= n - 3 - es <= 50.
+struct FastPositRneD {
+  uint64_t lo;    // biased binary64 exponent of 2^smin
+  uint64_t hi;    // biased binary64 exponent of 2^smax
+  uint64_t base;  // n - 3 - es
+  uint64_t es;
+};
+
+EMU_HD bool fast_posit_rne_d_supported(const Format& f) {
+  return f.family == Family::Posit && f.rounding == Rounding::NearestEven && f.nbits - 3 - f.es >= 1 &&
+         f.nbits - 3 - f.es <= 50 && f.es <= 4;
+}
+
+EMU_HD FastPositRneD fast_posit_rne_d_params(const Format& f) {
+  FastPositRneD p;
+  const int64_t span = static_cast<int64_t>(f.nbits - 3 - f.es) << f.es;  // F >= 1 for t < span
+  p.lo = static_cast<uint64_t>(1023 - span);
+  p.hi = static_cast<uint64_t>(1023 + span - 1);
+  p.base = static_cast<uint64_t>(f.nbits - 3 - f.es);
+  p.es = static_cast<uint64_t>(f.es);
+  return p;
+}
+
+template <class D, class U = typename LaneTraits<D>::U, class I = typename LaneTraits<D>::I,
+          class M = typename LaneTraits<D>::Mask>
+EMU_HD D fast_posit_rne_d(const FastPositRneD& p, D x, M* flag) {
+  // Exponent arithmetic in place (field at bit 52), without clamping: lanes
+  // outside [lo, hi] are flagged, and a zero gets a finite C and stays +0.
+  const U u = lane_cast<U>(x);
+  const U ee = u & 0x7ff0000000000000ull;
+  *flag = lane_beyond_nonzero(ee - (p.lo << 52), splat<U>((p.hi - p.lo) << 52), u);
+  const I s = lane_cast<I>(ee - (1023ull << 52));                   // s << 52
+  const U t = lane_cast<U>(s ^ (s >> 63));                           // (t << 52) + low junk
+  const U q = (t >> (52 + p.es)) << 52;                              // (t >> es) << 52
+  const D cs = lane_cast<D>(ee + (((52 - p.base) << 52) | (1ull << 51)) + q);  // C = 1.5 * 2^(s + 52 - F(s))
+  return (x + cs) - cs;  // zero gives +0 (posits have one zero)
+}
+
+// The same in binary32 lanes, for an input that is exact or rounded to odd at
+// 24 bits (lane_sum_rto): with F(s) <= 21 the posit rounding
+// of the RTO value equals that of the exact value.
+//
+// Domain: posits with rounding NearestEven, 1 <= n - 3 - es <= 21 and all
+// uniform-grid binades inside the binary32 normal range (fast_posit_rne_f_supported).
+struct FastPositRneF {
+  uint32_t lo, hi;  // biased binary32 exponents of 2^smin and 2^smax
+  uint32_t base;    // n - 3 - es
+  uint32_t es;
+  // When hi - lo < 64 (posit8_*, posit16_0, posit16_1, ...): the high half of
+  // C's bits by the exponent field's low six bits, for lane_lookup_hi16.
+  bool has_table;
+  uint16_t c_high[64];
+};
+
+EMU_HD bool fast_posit_rne_f_supported(const Format& f) {
+  const int base = f.nbits - 3 - f.es;
+  return f.family == Family::Posit && f.rounding == Rounding::NearestEven && base >= 1 && base <= 21 &&
+         f.es <= 4 && (base << f.es) <= 100;
+}
+
+EMU_HD FastPositRneF fast_posit_rne_f_params(const Format& f) {
+  FastPositRneF p;
+  const int span = (f.nbits - 3 - f.es) << f.es;
+  p.lo = static_cast<uint32_t>(127 - span);
+  p.hi = static_cast<uint32_t>(127 + span - 1);
+  p.base = static_cast<uint32_t>(f.nbits - 3 - f.es);
+  p.es = static_cast<uint32_t>(f.es);
+  p.has_table = p.hi - p.lo < 64;
+  for (uint32_t e = 0; e < 64; ++e) p.c_high[e] = 0;
+  if (p.has_table) {
+    for (uint32_t e = p.lo; e <= p.hi; ++e) {
+      const int s = static_cast<int>(e) - 127;
+      const int t = s >= 0 ? s : -s - 1;
+      const uint32_t cexp = e + 23 - p.base + static_cast<uint32_t>(t >> p.es);  // C = 1.5 * 2^(s + 23 - F(s))
+      p.c_high[e & 63] = static_cast<uint16_t>(((cexp << 23) | (1u << 22)) >> 16);
+    }
+  }
+  return p;
+}
+
+// C's bits for the exponent field ee (in place) of an unflagged lane: by
+// arithmetic, or by lookup when `table` is given (the params' c_high for
+// scalar lanes, a LaneTable64 made from it for vectors; p.has_table only).
+template <class U, class I, class Table>
+EMU_HD U posit_magic_bits(const FastPositRneF& p, const Table* table, U ee) {
+  if (table) return lane_lookup_hi16(table, ee);
+  const I s = lane_cast<I>(ee - (127u << 23));                         // s << 23
+  const U t = lane_cast<U>(s ^ (s >> 31));                              // (t << 23) + low junk
+  const U q = (t >> (23 + p.es)) << 23;                                 // (t >> es) << 23
+  return ee + (((23 - p.base) << 23) | (1u << 22)) + q;                 // 1.5 * 2^(s + 23 - F(s))
+}
+
+template <class F, class Table = uint16_t, class U = typename LaneTraits<F>::U,
+          class I = typename LaneTraits<F>::I, class M = typename LaneTraits<F>::Mask>
+EMU_HD F fast_posit_rne_f(const FastPositRneF& p, F x, M* flag, const Table* table = nullptr) {
+  // Exponent arithmetic in place (field at bit 23), without clamping: lanes
+  // outside [lo, hi] are flagged, and a zero gets a finite C and stays +0.
+  const U u = lane_cast<U>(x);
+  const U ee = u & 0x7f800000u;
+  *flag = lane_beyond_nonzero(ee - (p.lo << 23), splat<U>((p.hi - p.lo) << 23), u);
+  const F cs = lane_cast<F>(posit_magic_bits<U, I>(p, table, ee));
+  return (x + cs) - cs;  // zero gives +0
+}
+
+// A posit rounding of the exact product a * b, with the FMA as in
+// fast_ieee_rne_product_f: C from the binade of the binary32 product (same
+// argument for a product that rounded up to a power of two). Domain and flags
+// as fast_posit_rne_f (flag = a and b nonzero and the binary32 product outside
+// the uniform-grid binades, which covers products that underflow to zero).
+template <class F, class Table = uint16_t, class U = typename LaneTraits<F>::U,
+          class I = typename LaneTraits<F>::I, class M = typename LaneTraits<F>::Mask>
+EMU_HD F fast_posit_rne_product_f(const FastPositRneF& p, F a, F b, M* flag, const Table* table = nullptr) {
+  const U u = lane_cast<U>(a * b);
+  const U ee = u & 0x7f800000u;
+  *flag = lane_beyond_nonzero2(ee - (p.lo << 23), splat<U>((p.hi - p.lo) << 23), lane_cast<U>(a), lane_cast<U>(b));
+  const F cs = lane_cast<F>(posit_magic_bits<U, I>(p, table, ee));
+  return lane_fma(a, b, cs) - cs;  // a zero product gives +0
+}
+
+}  // namespace emu

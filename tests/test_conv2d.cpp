@@ -1,0 +1,501 @@
+// Conv2d (layers/conv2d.h, backends/cpu/conv_ops.cpp):
+//  - finite-difference gradients in plain fp32 (stride, padding, groups, bias);
+//  - forward, grad-input, grad-weight and grad-bias under emulated formats equal,
+//    bit for bit, literal loops over the canonical orders of NUMERICS.md section 4
+//    (with chunks, bias, stochastic rounding and its draw numbering);
+//  - reads: `weights: fp8_e4m3` multiplies with e4m3-rounded weights;
+//  - plain fp32 equals a naive binary32 loop.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "core/autograd.h"
+#include "layers/conv2d.h"
+#include "layers/layer_io.h"
+#include "numerics/format_spec.h"
+#include "numerics/philox.h"
+#include "numerics/round.h"
+#include "tests/grad_check.h"
+
+using namespace emu;
+
+namespace {
+
+NumericsPolicy policy(std::initializer_list<std::pair<const char*, const char*>> settings) {
+  NumericsPolicy p;
+  for (const auto& [k, v] : settings) p.set(k, v);
+  return p;
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// "" when got and want agree bit for bit, else the first difference.
+std::string mismatch(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (bits(got[i]) != bits(want[i]))
+      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + " want " + std::to_string(want[i]);
+  return "";
+}
+
+// Values with full 24-bit significands over a few binades, and some exact zeros (one -0).
+Tensor rich_tensor(const Shape& shape, uint64_t seed, double zero_fraction = 0.1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (float& x : v) {
+    if (u(rng) < zero_fraction) {
+      x = 0.0f;
+      continue;
+    }
+    const float m = 1.0f + static_cast<float>(rng() & 0x7fffff) * 0x1p-23f;
+    x = std::ldexp(m, static_cast<int>(rng() % 6) - 3) * ((rng() & 1) ? -1.0f : 1.0f);
+  }
+  if (!v.empty()) v[v.size() / 2] = -0.0f;
+  return Tensor::from_vector(shape, v);
+}
+
+struct Case {
+  int64_t N, C_in, H, W, C_out;
+  int KH, KW, sh, sw, ph, pw, groups;
+  bool bias;
+  Conv2dParams params() const {
+    Conv2dParams p;
+    p.stride_h = sh, p.stride_w = sw, p.pad_h = ph, p.pad_w = pw, p.groups = groups;
+    return p;
+  }
+  int64_t OH() const { return (H + 2 * ph - KH) / sh + 1; }
+  int64_t OW() const { return (W + 2 * pw - KW) / sw + 1; }
+  int64_t Cig() const { return C_in / groups; }
+  int64_t Cog() const { return C_out / groups; }
+  std::string name() const {
+    return "x (" + std::to_string(N) + "," + std::to_string(C_in) + "," + std::to_string(H) + "," + std::to_string(W) +
+           ") k " + std::to_string(KH) + "x" + std::to_string(KW) + " s " + std::to_string(sh) + "x" +
+           std::to_string(sw) + " p " + std::to_string(ph) + "x" + std::to_string(pw) + " g " +
+           std::to_string(groups) + (bias ? " bias" : "");
+  }
+};
+
+const Case kCases[] = {
+    {2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, true},   // same-size 3x3
+    {2, 4, 7, 6, 6, 3, 2, 2, 1, 1, 0, 2, true},   // strided, rectangular, two groups
+    {3, 4, 5, 5, 4, 3, 3, 2, 2, 1, 1, 4, false},  // depthwise, stride 2
+    {2, 6, 4, 4, 3, 1, 1, 2, 2, 0, 0, 3, true},   // 1x1, stride 2, groups 3
+    {1, 2, 5, 6, 2, 5, 3, 1, 2, 2, 1, 1, true},   // wide kernel, padding 2
+};
+
+struct Operands {
+  Tensor x, w, b;
+};
+
+Operands operands(const Case& c, uint64_t seed) {
+  Operands o;
+  o.x = rich_tensor({c.N, c.C_in, c.H, c.W}, seed);
+  o.w = rich_tensor({c.C_out, c.Cig(), c.KH, c.KW}, seed + 1);
+  if (c.bias) o.b = rich_tensor({c.C_out}, seed + 2, 0.0);
+  return o;
+}
+
+// NUMERICS.md section 4 for one output, written out: positions k = 0, 1, ... arrive in the
+// canonical order through term(a, b) (a padding position is a zero operand); :sr draws at
+// base + site with the sites of numerics/mac.h.
+struct LiteralMac {
+  LiteralMac(const MacPolicy& p, int64_t K, DrawKey key, uint64_t output)
+      : p(p), K(K), key(key), base(output * mac_site_count(K, p.chunk)) {}
+  const MacPolicy& p;
+  int64_t K;
+  DrawKey key;
+  uint64_t base;
+  double acc = 0.0, outer = 0.0;
+  int64_t k = 0;
+
+  uint32_t draw(const Format& f, uint64_t site) const {
+    return is_stochastic(f) ? philox_draw(key.seed, key.stream, base + site) : 0;
+  }
+  int64_t chunks() const { return p.chunk > 0 && K > 0 ? (K + p.chunk - 1) / p.chunk : 1; }
+  void term(float a, float b) {
+    if (p.chunk > 0 && k > 0 && k % p.chunk == 0) {  // a run of `chunk` positions ends: promote it
+      outer = format_add(p.acc_outer, outer, acc, draw(p.acc_outer, 2 * K + k / p.chunk - 1));
+      acc = 0.0;
+    }
+    if (a != 0.0f && b != 0.0f) {                                       // zero operands are skipped
+      double product = static_cast<double>(a) * static_cast<double>(b);  // exact
+      if (!p.mul_exact) product = round_value(p.mul, product, draw(p.mul, 2 * k));
+      acc = format_add(p.acc, acc, product, draw(p.acc, 2 * k + 1));
+    }
+    ++k;
+  }
+  float result(const float* bias) {
+    REQUIRE(k == K);
+    Format last = p.acc;
+    if (p.chunk > 0) {
+      outer = format_add(p.acc_outer, outer, acc, draw(p.acc_outer, 2 * K + chunks() - 1));
+      acc = outer;
+      last = p.acc_outer;
+    }
+    if (bias) acc = format_add(last, acc, *bias, draw(last, 2 * K + chunks()));
+    return static_cast<float>(round_value(p.out, acc, draw(p.out, 2 * K + chunks() + 1)));
+  }
+};
+
+// Forward: y[n][co][oh][ow] over (ci of the group, kh, kw), reads rounded into the policy's formats.
+std::vector<float> literal_forward(const Case& c, const LayerNumerics& nm, const Operands& o, DrawKey key) {
+  const std::vector<float> x = o.x.to_vector(), w = o.w.to_vector();
+  const std::vector<float> b = c.bias ? o.b.to_vector() : std::vector<float>();
+  std::vector<float> y;
+  const int64_t K = c.Cig() * c.KH * c.KW;
+  uint64_t out_index = 0;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t co = 0; co < c.C_out; ++co)
+      for (int64_t oh = 0; oh < c.OH(); ++oh)
+        for (int64_t ow = 0; ow < c.OW(); ++ow) {
+          LiteralMac mac(nm.mac, K, key, out_index++);
+          const int64_t g = co / c.Cog();
+          for (int64_t ci = 0; ci < c.Cig(); ++ci)
+            for (int64_t kh = 0; kh < c.KH; ++kh)
+              for (int64_t kw = 0; kw < c.KW; ++kw) {
+                const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                const float wv = quantize(nm.weights, w[((co * c.Cig() + ci) * c.KH + kh) * c.KW + kw]);
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) {
+                  mac.term(0.0f, wv);  // padding
+                  continue;
+                }
+                const float xv = quantize(nm.activations, x[((n * c.C_in + g * c.Cig() + ci) * c.H + ih) * c.W + iw]);
+                mac.term(xv, wv);
+              }
+          float bv = c.bias ? quantize(nm.weights, b[co]) : 0.0f;
+          y.push_back(mac.result(c.bias ? &bv : nullptr));
+        }
+  return y;
+}
+
+// Grad-input: gx[n][ci][ih][iw] over (co of the group, kh, kw); a position whose output pixel
+// does not exist is a zero operand.
+std::vector<float> literal_grad_input(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
+                                      const Operands& o) {
+  const std::vector<float> w = o.w.to_vector();
+  MacPolicy p = nm.mac;
+  p.out = nm.grads;
+  std::vector<float> gx;
+  const int64_t K = c.Cog() * c.KH * c.KW;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t ci = 0; ci < c.C_in; ++ci)
+      for (int64_t ih = 0; ih < c.H; ++ih)
+        for (int64_t iw = 0; iw < c.W; ++iw) {
+          LiteralMac mac(p, K, {}, 0);
+          const int64_t g = ci / c.Cig(), cl = ci % c.Cig();
+          for (int64_t co = g * c.Cog(); co < (g + 1) * c.Cog(); ++co)
+            for (int64_t kh = 0; kh < c.KH; ++kh)
+              for (int64_t kw = 0; kw < c.KW; ++kw) {
+                const float wv = quantize(nm.weights, w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw]);
+                const int64_t th = ih + c.ph - kh, tw = iw + c.pw - kw;
+                if (th < 0 || tw < 0 || th % c.sh || tw % c.sw || th / c.sh >= c.OH() || tw / c.sw >= c.OW()) {
+                  mac.term(0.0f, wv);
+                  continue;
+                }
+                mac.term(gq[((n * c.C_out + co) * c.OH() + th / c.sh) * c.OW() + tw / c.sw], wv);
+              }
+          gx.push_back(mac.result(nullptr));
+        }
+  return gx;
+}
+
+// Grad-weight: gw[co][ci][kh][kw] over (n, oh, ow).
+std::vector<float> literal_grad_weight(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
+                                       const Operands& o) {
+  const std::vector<float> x = o.x.to_vector();
+  MacPolicy p = nm.mac;
+  p.out = nm.grads;
+  std::vector<float> gw;
+  const int64_t K = c.N * c.OH() * c.OW();
+  for (int64_t co = 0; co < c.C_out; ++co)
+    for (int64_t cl = 0; cl < c.Cig(); ++cl)
+      for (int64_t kh = 0; kh < c.KH; ++kh)
+        for (int64_t kw = 0; kw < c.KW; ++kw) {
+          LiteralMac mac(p, K, {}, 0);
+          const int64_t ci = co / c.Cog() * c.Cig() + cl;
+          for (int64_t n = 0; n < c.N; ++n)
+            for (int64_t oh = 0; oh < c.OH(); ++oh)
+              for (int64_t ow = 0; ow < c.OW(); ++ow) {
+                const float gv = gq[((n * c.C_out + co) * c.OH() + oh) * c.OW() + ow];
+                const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) {
+                  mac.term(gv, 0.0f);
+                  continue;
+                }
+                mac.term(gv, quantize(nm.activations, x[((n * c.C_in + ci) * c.H + ih) * c.W + iw]));
+              }
+          gw.push_back(mac.result(nullptr));
+        }
+  return gw;
+}
+
+// Grad-bias: a plain sum over (n, oh, ow) with mul exact (sum_mac), rounded to the grads format.
+std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq) {
+  MacPolicy p = nm.mac;
+  p.out = nm.grads;
+  p.mul_exact = true;
+  std::vector<float> gb;
+  const int64_t K = c.N * c.OH() * c.OW();
+  for (int64_t co = 0; co < c.C_out; ++co) {
+    LiteralMac mac(p, K, {}, 0);
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t s = 0; s < c.OH() * c.OW(); ++s) mac.term(gq[(n * c.C_out + co) * c.OH() * c.OW() + s], 1.0f);
+    gb.push_back(mac.result(nullptr));
+  }
+  return gb;
+}
+
+// A Conv2d of case c under `p`, holding the operands' values.
+std::shared_ptr<Conv2d> make_conv(const Case& c, const NumericsPolicy& p, const Operands& o) {
+  auto m = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw), c.groups,
+                                    c.bias);
+  m->apply_numerics(p);
+  m->weight.copy_from(o.w);
+  if (c.bias) m->bias.copy_from(o.b);
+  return m;
+}
+
+struct Run {
+  std::vector<float> y, gx, gw, gb;
+};
+
+// Forward and backward through the layer with incoming gradient gy.
+Run run_layer(Conv2d& m, const Tensor& x_values, const Tensor& gy) {
+  Tensor x = x_values.clone();
+  x.set_requires_grad(true);
+  m.zero_grad();
+  Tensor y = m.forward(x);
+  y.backward(gy);
+  Run r;
+  r.y = y.to_vector();
+  r.gx = x.grad().to_vector();
+  r.gw = m.weight.grad().to_vector();
+  if (m.bias.defined()) r.gb = m.bias.grad().to_vector();
+  return r;
+}
+
+void check_literal(const NumericsPolicy& p, uint64_t seed) {
+  for (const Case& c : kCases) {
+    INFO(c.name());
+    const Operands o = operands(c, seed);
+    auto m = make_conv(c, p, o);
+    const LayerNumerics& nm = m->numerics();
+    INFO(nm.describe());
+    const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, seed + 7);
+    const Run r = run_layer(*m, o.x, gy);
+    CHECK(mismatch(r.y, literal_forward(c, nm, o, draw_key(*m, DrawSite::Forward))) == "");
+    std::vector<float> gq = gy.to_vector();
+    for (float& v : gq) v = quantize(nm.grads, v);
+    CHECK(mismatch(r.gx, literal_grad_input(c, nm, gq, o)) == "");
+    CHECK(mismatch(r.gw, literal_grad_weight(c, nm, gq, o)) == "");
+    if (c.bias) CHECK(mismatch(r.gb, literal_grad_bias(c, nm, gq)) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv2d gradients match finite differences in fp32") {
+  for (const Case& c : kCases) {
+    INFO(c.name());
+    Conv2d m(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw), c.groups, c.bias);
+    const Conv2dParams cp = c.params();
+    Tensor x = test::random_tensor({c.N, c.C_in, c.H, c.W}, 11);
+    Tensor w = test::random_tensor({c.C_out, c.Cig(), c.KH, c.KW}, 12);
+    Tensor b = c.bias ? test::random_tensor({c.C_out}, 13) : Tensor();
+    x.set_requires_grad(true);
+    w.set_requires_grad(true);
+    std::vector<Tensor> inputs = {x, w};
+    if (c.bias) inputs.push_back(b.set_requires_grad(true));
+    auto f = [&](const std::vector<Tensor>& in) { return conv2d(m, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), cp); };
+    test::GradCheckResult r = test::grad_check(f, inputs);
+    INFO(r.detail);
+    CHECK(r.ok);
+  }
+}
+
+TEST_CASE("conv2d under mul e5m10 acc e5m10 equals the literal loops") {
+  check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), 100);
+}
+
+TEST_CASE("conv2d with chunks, outer accumulator and narrow grads equals the literal loops") {
+  check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "bf16"}}), 200);
+  check_literal(policy({{"mul", "exact"}, {"acc", "bf16"}, {"chunk", "3"}, {"acc_outer", "e5m10"}}), 300);
+}
+
+TEST_CASE("conv2d with an accumulator-only accumulator and posit products equals the literal loops") {
+  check_literal(policy({{"mul", "posit16_1"}, {"acc", "fp64"}, {"out", "fp16"}, {"grads", "e4m3"}}), 400);
+}
+
+TEST_CASE("conv2d with stochastic rounding equals the literal loops with the documented draws") {
+  NumericsPolicy p = policy({{"mul", "e5m10:sr"}, {"acc", "e5m10:sr"}, {"chunk", "5"}, {"acc_outer", "bf16:sr"},
+                             {"out", "bf16:sr"}});
+  for (const Case& c : kCases) {
+    INFO(c.name());
+    const Operands o = operands(c, 500);
+    auto m = make_conv(c, p, o);
+    m->context().seed = 1234;
+    m->context().step = 3;
+    Tensor y = m->forward(o.x);
+    const std::vector<float> want = literal_forward(c, m->numerics(), o, draw_key(*m, DrawSite::Forward));
+    CHECK(mismatch(y.to_vector(), want) == "");
+    // A different step draws differently.
+    m->context().step = 4;
+    CHECK(mismatch(m->forward(o.x).to_vector(), want) != "");
+  }
+}
+
+TEST_CASE("conv2d weights fp8_e4m3 multiplies with e4m3-rounded weights") {
+  const Case c = kCases[1];
+  const Operands o = operands(c, 600);
+  Operands rounded = o;
+  rounded.w = o.w.clone();
+  const Format e4m3 = parse_format("fp8_e4m3");
+  for (int64_t i = 0; i < rounded.w.numel(); ++i) rounded.w.data()[i] = quantize(e4m3, rounded.w.data()[i]);
+  rounded.b = o.b.clone();  // the bias is a parameter too: read in the weights format
+  for (int64_t i = 0; i < rounded.b.numel(); ++i) rounded.b.data()[i] = quantize(e4m3, rounded.b.data()[i]);
+  REQUIRE(mismatch(rounded.w.to_vector(), o.w.to_vector()) != "");
+
+  const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, 601);
+  auto fp8 = make_conv(c, policy({{"format", "fp32"}, {"weights", "fp8_e4m3"}}), o);
+  auto plain_rounded = make_conv(c, policy({{"format", "fp32"}}), rounded);
+  auto plain = make_conv(c, policy({{"format", "fp32"}}), o);
+  const Run a = run_layer(*fp8, o.x, gy), b = run_layer(*plain_rounded, o.x, gy), d = run_layer(*plain, o.x, gy);
+  CHECK(mismatch(a.y, b.y) == "");
+  CHECK(mismatch(a.gx, b.gx) == "");  // grad-input multiplies with the same read weights
+  CHECK(mismatch(a.gw, b.gw) == "");
+  CHECK(mismatch(a.y, d.y) != "");
+  CHECK(mismatch(a.gx, d.gx) != "");
+}
+
+TEST_CASE("conv2d in plain fp32 equals a naive binary32 loop") {
+  for (const Case& c : kCases) {
+    INFO(c.name());
+    const Operands o = operands(c, 700);
+    auto m = make_conv(c, policy({{"format", "fp32"}}), o);
+    REQUIRE(m->numerics().passthrough());
+    const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, 701);
+    const Run r = run_layer(*m, o.x, gy);
+    const std::vector<float> x = o.x.to_vector(), w = o.w.to_vector(), g = gy.to_vector();
+    const std::vector<float> b = c.bias ? o.b.to_vector() : std::vector<float>();
+    auto X = [&](int64_t n, int64_t ci, int64_t ih, int64_t iw) { return x[((n * c.C_in + ci) * c.H + ih) * c.W + iw]; };
+    auto Wv = [&](int64_t co, int64_t cl, int64_t kh, int64_t kw) { return w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw]; };
+    auto G = [&](int64_t n, int64_t co, int64_t oh, int64_t ow) { return g[((n * c.C_out + co) * c.OH() + oh) * c.OW() + ow]; };
+    auto inside = [&](int64_t ih, int64_t iw) { return ih >= 0 && ih < c.H && iw >= 0 && iw < c.W; };
+
+    std::vector<float> y, gx, gw, gb;
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t co = 0; co < c.C_out; ++co)
+        for (int64_t oh = 0; oh < c.OH(); ++oh)
+          for (int64_t ow = 0; ow < c.OW(); ++ow) {
+            float acc = 0.0f;
+            for (int64_t cl = 0; cl < c.Cig(); ++cl)
+              for (int64_t kh = 0; kh < c.KH; ++kh)
+                for (int64_t kw = 0; kw < c.KW; ++kw) {
+                  const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                  if (inside(ih, iw)) acc = acc + X(n, co / c.Cog() * c.Cig() + cl, ih, iw) * Wv(co, cl, kh, kw);
+                }
+            if (c.bias) acc = acc + b[co];
+            y.push_back(acc);
+          }
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t ci = 0; ci < c.C_in; ++ci)
+        for (int64_t ih = 0; ih < c.H; ++ih)
+          for (int64_t iw = 0; iw < c.W; ++iw) {
+            float acc = 0.0f;
+            const int64_t grp = ci / c.Cig();
+            for (int64_t co = grp * c.Cog(); co < (grp + 1) * c.Cog(); ++co)
+              for (int64_t kh = 0; kh < c.KH; ++kh)
+                for (int64_t kw = 0; kw < c.KW; ++kw) {
+                  const int64_t th = ih + c.ph - kh, tw = iw + c.pw - kw;
+                  if (th >= 0 && tw >= 0 && th % c.sh == 0 && tw % c.sw == 0 && th / c.sh < c.OH() && tw / c.sw < c.OW())
+                    acc = acc + G(n, co, th / c.sh, tw / c.sw) * Wv(co, ci % c.Cig(), kh, kw);
+                }
+            gx.push_back(acc);
+          }
+    for (int64_t co = 0; co < c.C_out; ++co)
+      for (int64_t cl = 0; cl < c.Cig(); ++cl)
+        for (int64_t kh = 0; kh < c.KH; ++kh)
+          for (int64_t kw = 0; kw < c.KW; ++kw) {
+            float acc = 0.0f;
+            for (int64_t n = 0; n < c.N; ++n)
+              for (int64_t oh = 0; oh < c.OH(); ++oh)
+                for (int64_t ow = 0; ow < c.OW(); ++ow) {
+                  const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                  if (inside(ih, iw)) acc = acc + G(n, co, oh, ow) * X(n, co / c.Cog() * c.Cig() + cl, ih, iw);
+                }
+            gw.push_back(acc);
+          }
+    for (int64_t co = 0; co < c.C_out; ++co) {
+      float acc = 0.0f;
+      for (int64_t n = 0; n < c.N; ++n)
+        for (int64_t oh = 0; oh < c.OH(); ++oh)
+          for (int64_t ow = 0; ow < c.OW(); ++ow) acc = acc + G(n, co, oh, ow);
+      gb.push_back(acc);
+    }
+    CHECK(mismatch(r.y, y) == "");
+    CHECK(mismatch(r.gx, gx) == "");
+    CHECK(mismatch(r.gw, gw) == "");
+    if (c.bias) CHECK(mismatch(r.gb, gb) == "");
+  }
+}
+
+TEST_CASE("conv2d results do not depend on the thread count or the packing blocks") {
+  // The forward's im2col (32768 rows x 144) and the grad-weight's (32768 x 144) are larger than one
+  // packing block (2^22 floats), so both are cut; the results must not show it.
+  const Case c{8, 16, 64, 64, 2, 3, 3, 1, 1, 1, 1, 1, true};
+  const Operands o = operands(c, 800);
+  const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, 801);
+  auto m = make_conv(c, policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), o);
+  std::vector<Run> runs;
+  for (int threads : {1, 2}) {
+    cpu_backend().set_threads(threads);
+    runs.push_back(run_layer(*m, o.x, gy));
+  }
+  cpu_backend().set_threads(0);
+  CHECK(mismatch(runs[1].y, runs[0].y) == "");
+  CHECK(mismatch(runs[1].gx, runs[0].gx) == "");
+  CHECK(mismatch(runs[1].gw, runs[0].gw) == "");
+  std::vector<float> gq = gy.to_vector();
+  for (float& v : gq) v = quantize(m->numerics().grads, v);
+  CHECK(mismatch(runs[0].y, literal_forward(c, m->numerics(), o, {})) == "");
+  CHECK(mismatch(runs[0].gw, literal_grad_weight(c, m->numerics(), gq, o)) == "");
+}
+
+TEST_CASE("conv2d under layer-level emulation rounds only the output") {
+  const Case c = kCases[0];
+  const Operands o = operands(c, 900);
+  auto layer = make_conv(c, policy({{"format", "bf16"}, {"emulation", "layer"}}), o);
+  auto plain = make_conv(c, policy({{"format", "fp32"}}), o);
+  const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, 901);
+  const Run a = run_layer(*layer, o.x, gy);
+  const Run b = run_layer(*plain, o.x, gy);
+  const Format bf16 = parse_format("bf16");
+  std::vector<float> y = b.y;
+  for (float& v : y) v = quantize(bf16, v);
+  CHECK(mismatch(a.y, y) == "");
+  std::vector<float> gw = b.gw;
+  for (float& v : gw) v = quantize(bf16, v);
+  CHECK(mismatch(a.gw, gw) == "");
+}
+
+TEST_CASE("conv2d rejects shapes that do not fit") {
+  Conv2d m(4, 6, 3, 1, 1, 2);
+  CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, 3, 5, 5})), Catch::Contains("does not fit"));
+  CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, 4, 1, 0})), Catch::Contains("smaller than"));
+  CHECK_THROWS_AS(Conv2d(4, 5, 3, 1, 1, 2), std::invalid_argument);
+  Tensor y = Tensor::zeros({1, 6, 5, 5});
+  CHECK_THROWS_WITH(cpu_backend().conv2d_forward(MacPolicy{}, Conv2dParams{}, Tensor::zeros({1, 4, 5, 5}),
+                                                 Tensor::zeros({6, 4, 3, 3}), nullptr, y, {}),
+                    Catch::Contains("y has shape"));
+}

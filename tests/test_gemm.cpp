@@ -1,0 +1,679 @@
+// mac_gemm (backends/cpu/gemm.h) and the fast rounding kernels it uses
+// (numerics/fast_round.h), compared bit for bit with the definitions:
+// round_value() for every rounding, and mac_reduce() per output for the GEMM.
+//
+// The GEMM cases check which path ran, so that a fast path silently falling
+// back to the generic one fails the test instead of passing it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "numerics/fast_round.h"
+#include "numerics/format_spec.h"
+#include "numerics/philox.h"
+#include "numerics/round.h"
+
+using namespace emu;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Inputs for the rounding kernels
+
+// Binary32 values spread over every binade, with the specials mixed in.
+struct FloatSource {
+  std::mt19937_64 rng;
+  explicit FloatSource(uint64_t seed) : rng(seed) {}
+  float any() {
+    switch (rng() % 16) {
+      case 0: return 0.0f;
+      case 1: return -0.0f;
+      case 2: return std::numeric_limits<float>::infinity();
+      case 3: return -std::numeric_limits<float>::infinity();
+      case 4: return std::numeric_limits<float>::quiet_NaN();
+      case 5: return bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu);  // subnormal
+      default: return bits_float(static_cast<uint32_t>(rng()));               // anything, NaNs included
+    }
+  }
+  // A finite value with magnitude around 2^[lo, hi).
+  float around(int lo, int hi) {
+    const float m = 1.0f + static_cast<float>(rng() % (1u << 23)) / static_cast<float>(1u << 23);
+    const float v = std::ldexp(m, lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo)));
+    return (rng() & 1) ? -v : v;
+  }
+  // A value with few significant bits, so that products and sums land on ties.
+  float short_value(int lo, int hi, int bits) {
+    const float m = static_cast<float>((rng() % (1u << bits)) | (1u << bits));
+    const float v = std::ldexp(m, lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo)) - bits);
+    return (rng() & 1) ? -v : v;
+  }
+};
+
+// Values of f, their neighbours in binary64 and the midpoints between
+// consecutive codes (the ties), for IEEE-like formats of up to 16 bits.
+std::vector<double> ieee_edge_values(const Format& f) {
+  std::vector<double> out;
+  const uint64_t codes = 1ull << (1 + f.exp_bits + f.man_bits);
+  const uint64_t step = codes > (1u << 14) ? codes >> 14 : 1;
+  for (uint64_t c = 0; c + 1 < codes; c += step) {
+    const double v = decode(f, c), w = decode(f, c + 1);
+    if (std::isnan(v) || std::isinf(v)) continue;
+    out.push_back(v);
+    out.push_back(std::nextafter(v, HUGE_VAL));
+    out.push_back(std::nextafter(v, -HUGE_VAL));
+    if (!std::isnan(w) && !std::isinf(w) && (v >= 0) == (w >= 0) && v != 0 && w != 0) {
+      const double mid = v + (w - v) / 2;
+      out.push_back(mid);
+      out.push_back(std::nextafter(mid, HUGE_VAL));
+      out.push_back(std::nextafter(mid, -HUGE_VAL));
+    }
+  }
+  const double m = f.max_finite;
+  for (double x : {m, m * (1 + std::ldexp(1.0, -f.man_bits - 1)), m * 2, f.min_positive / 2, f.min_positive,
+                   f.min_positive * 0.75, f.min_positive * 0.25, f.min_normal, 1e300, 1e-300, 0.0, -0.0})
+    for (double s : {1.0, -1.0}) out.push_back(s * x);
+  out.push_back(std::numeric_limits<double>::infinity());
+  out.push_back(-std::numeric_limits<double>::infinity());
+  out.push_back(std::numeric_limits<double>::quiet_NaN());
+  return out;
+}
+
+bool same_bits(double a, double b) { return double_bits(a) == double_bits(b); }
+bool same_bits(float a, float b) { return float_bits(a) == float_bits(b); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Rounding kernels vs round_value
+
+TEST_CASE("round-to-odd sums: scalar, vector and the definition agree", "[gemm][fast_round]") {
+  // The definition via round.h: truncation to binary32, last bit set when
+  // rounding down and up differ.
+  const Format rz = parse_format("fp32:rtz"), dn = parse_format("fp32:rdn"), up = parse_format("fp32:rup");
+  auto rto = [&](const Exact& x) {
+    const float t = static_cast<float>(round_exact(rz, x, 0));
+    const bool inexact = round_exact(dn, x, 0) != round_exact(up, x, 0);
+    return bits_float(float_bits(t) | (inexact ? 1u : 0u));
+  };
+  FloatSource src(6);
+  std::vector<float> as, bs;
+  for (int i = 0; i < 300000; ++i) {
+    switch (i % 4) {
+      case 0: as.push_back(src.around(-140, 60)); bs.push_back(src.around(-140, 60)); break;
+      case 1: as.push_back(src.short_value(-30, 30, 8)); bs.push_back(src.short_value(-60, 30, 20)); break;
+      case 2: as.push_back(bits_float(static_cast<uint32_t>(src.rng()) & 0x807fffffu)); bs.push_back(src.any()); break;
+      default: as.push_back(src.around(-20, 20)); bs.push_back(-as.back() * (1 + std::ldexp(1.0f, -20))); break;
+    }
+  }
+  size_t checked = 0;
+  for (size_t i = 0; i + 16 <= as.size(); i += 16) {
+    v16f32 va, vb;
+    for (int l = 0; l < 16; ++l) {
+      va[l] = as[i + l];
+      vb[l] = bs[i + l];
+    }
+    const v16f32 vs = lane_sum_rto(va, vb);
+    for (int l = 0; l < 16; ++l) {
+      const float a = as[i + l], b = bs[i + l];
+      if (!std::isfinite(a) || !std::isfinite(b) || std::fabs(static_cast<double>(a) + b) >= 3.4e38) continue;
+      const float ss = lane_sum_rto(a, b), sd = rto(exact_add(a, b, false));
+      if (sd == 0.0f) continue;  // the sign of an exact zero sum is not part of RTO's contract
+      ++checked;
+      if (!same_bits(ss, sd) || !same_bits(vs[l], sd))
+        FAIL_CHECK("sum a=" << a << " b=" << b << " scalar=" << ss << " vector=" << vs[l] << " ref=" << sd);
+    }
+  }
+  CHECK(checked > as.size() / 2);
+}
+
+TEST_CASE("fast_ieee_rne_d equals round_value where it does not flag", "[gemm][fast_round]") {
+  for (const char* spec : {"e6m6", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3:sat", "fp6_e2m3", "fp4_e2m1",
+                           "e3m2", "tf32", "fp32", "e8m1", "e5m0", "e2m5:sat", "e10m40"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_ieee_rne_d_supported(f));
+    const FastIeeeRneD p = fast_ieee_rne_d_params(f);
+    FloatSource src(1);
+    std::vector<double> xs = ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4"));
+    for (int i = 0; i < 200000; ++i) {
+      const float a = i % 3 ? src.around(-70, 40) : src.any(), b = i % 5 ? src.around(-70, 40) : src.any();
+      xs.push_back(static_cast<double>(a) * static_cast<double>(b));
+      const float c = src.short_value(-30, 30, 6), d = src.short_value(-30, 30, 6);
+      xs.push_back(static_cast<double>(c) * static_cast<double>(d));
+    }
+    size_t flagged = 0, checked = 0;
+    for (double x : xs) {
+      uint64_t key;
+      const double r = fast_ieee_rne_d(p, x, &key);
+      if (fast_ieee_rne_flagged(p, key)) {
+        ++flagged;
+        continue;
+      }
+      ++checked;
+      const double ref = round_value(f, x);
+      if (!same_bits(r, ref)) FAIL_CHECK("x=" << x << " fast=" << r << " ref=" << ref);
+    }
+    CHECK(checked > flagged);
+    // The same, 8 lanes at a time.
+    for (size_t i = 0; i + 8 <= xs.size(); i += 8) {
+      v8f64 v;
+      for (int l = 0; l < 8; ++l) v[l] = xs[i + l];
+      v8u64 key;
+      const v8f64 r = fast_ieee_rne_d(p, v, &key);
+      for (int l = 0; l < 8; ++l) {
+        if (fast_ieee_rne_flagged(p, key[l])) continue;
+        if (!same_bits(r[l], round_value(f, xs[i + l]))) FAIL_CHECK("vector lane, x=" << xs[i + l]);
+      }
+    }
+  }
+}
+
+TEST_CASE("fast_ieee_rne_product_f equals round_value of the exact product", "[gemm][fast_round]") {
+  for (const char* spec : {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "e7m21",
+                           "e7m2", "e5m10:sat", "e4m0", "e1m3", "bf16", "tf32", "e8m1", "e8m21", "bf16:sat"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_ieee_rne_product_f_supported(f));
+    const FastIeeeRneF p = fast_ieee_rne_f_params(f);
+    FloatSource src(2);
+    std::vector<float> as, bs;
+    for (int i = 0; i < 400000; ++i) {
+      switch (i % 4) {
+        case 0: as.push_back(src.around(-80, 40)); bs.push_back(src.around(-80, 40)); break;
+        case 1: as.push_back(src.short_value(-20, 10, 5)); bs.push_back(src.short_value(-20, 10, 6)); break;
+        case 2: as.push_back(src.any()); bs.push_back(src.around(-150, 128)); break;
+        default: as.push_back(src.around(-150, 20)); bs.push_back(src.around(-150, 20)); break;
+      }
+    }
+    // Products at and next to the format's ties: a = tie / b exactly.
+    for (double v : ieee_edge_values(f)) {
+      if (!std::isfinite(v) || v == 0 || std::fabs(v) > 1e30 || std::fabs(v) < 1e-30) continue;
+      for (float b : {1.0f, 3.0f, 0.75f, -5.0f, 1.0f / 1024}) {
+        as.push_back(static_cast<float>(v / b));
+        bs.push_back(b);
+      }
+    }
+    size_t checked = 0;
+    for (size_t i = 0; i < as.size(); ++i) {
+      uint32_t key;
+      const float r = fast_ieee_rne_product_f(p, as[i], bs[i], &key);
+      if (fast_ieee_rne_flagged(p, key)) continue;
+      ++checked;
+      const float ref = static_cast<float>(round_value(f, static_cast<double>(as[i]) * bs[i]));
+      if (!same_bits(r, ref)) FAIL_CHECK("a=" << as[i] << " b=" << bs[i] << " fast=" << r << " ref=" << ref);
+    }
+    CHECK(checked > as.size() / 2);
+    // 16 lanes at a time: the AVX-512 round-to-odd product where compiled in.
+    for (size_t i = 0; i + 16 <= as.size(); i += 16) {
+      v16f32 va, vb;
+      for (int l = 0; l < 16; ++l) {
+        va[l] = as[i + l];
+        vb[l] = bs[i + l];
+      }
+      v16u32 key;
+      const v16f32 r = fast_ieee_rne_product_f(p, va, vb, &key);
+      for (int l = 0; l < 16; ++l) {
+        if (fast_ieee_rne_flagged(p, key[l])) continue;
+        const float ref = static_cast<float>(round_value(f, static_cast<double>(as[i + l]) * bs[i + l]));
+        if (!same_bits(r[l], ref)) FAIL_CHECK("vector lane, a=" << as[i + l] << " b=" << bs[i + l]);
+      }
+    }
+  }
+}
+
+TEST_CASE("fast_ieee_d equals round_value for every input and non-stochastic mode", "[gemm][fast_round]") {
+  const char* bases[] = {"e6m6", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp4_e2m1", "e3m2", "fp32",
+                         "e5m0", "e10m30"};
+  const char* mods[] = {"", ":rtz", ":rup", ":rdn", ":rna", ":nosub", ":sat", ":rtz:nosub", ":rup:sat"};
+  FloatSource src(3);
+  std::vector<double> common;
+  for (int i = 0; i < 60000; ++i) {
+    common.push_back(static_cast<double>(src.around(-90, 40)) * src.around(-90, 40));
+    common.push_back(static_cast<double>(src.any()) * src.any());
+    common.push_back(bits_double(src.rng()));
+  }
+  for (const char* base : bases) {
+    for (const char* mod : mods) {
+      const std::string spec = std::string(base) + mod;
+      INFO(spec);
+      const Format f = parse_format(spec);
+      REQUIRE(fast_ieee_d_supported(f));
+      const FastIeeeD p = fast_ieee_d_params(f);
+      std::vector<double> xs = common;
+      const std::vector<double> edges = ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4"));
+      xs.insert(xs.end(), edges.begin(), edges.end());
+      for (size_t i = 0; i < xs.size(); ++i) {
+        double r = 0;
+        switch (f.rounding) {
+          case Rounding::NearestEven: r = fast_ieee_d<Rounding::NearestEven>(p, xs[i]); break;
+          case Rounding::TowardZero: r = fast_ieee_d<Rounding::TowardZero>(p, xs[i]); break;
+          case Rounding::Up: r = fast_ieee_d<Rounding::Up>(p, xs[i]); break;
+          case Rounding::Down: r = fast_ieee_d<Rounding::Down>(p, xs[i]); break;
+          case Rounding::NearestAway: r = fast_ieee_d<Rounding::NearestAway>(p, xs[i]); break;
+          case Rounding::Stochastic: break;
+        }
+        const double ref = round_value(f, xs[i]);
+        if (!same_bits(r, ref)) FAIL_CHECK("x=" << xs[i] << " fast=" << r << " ref=" << ref);
+      }
+      // Vector lanes (RNE and RTZ suffice to exercise the vector instantiation).
+      if (f.rounding == Rounding::NearestEven || f.rounding == Rounding::TowardZero) {
+        for (size_t i = 0; i + 8 <= xs.size(); i += 8) {
+          v8f64 v;
+          for (int l = 0; l < 8; ++l) v[l] = xs[i + l];
+          const v8f64 r = f.rounding == Rounding::NearestEven ? fast_ieee_d<Rounding::NearestEven>(p, v)
+                                                              : fast_ieee_d<Rounding::TowardZero>(p, v);
+          for (int l = 0; l < 8; ++l)
+            if (!same_bits(r[l], round_value(f, xs[i + l]))) FAIL_CHECK("vector lane, x=" << xs[i + l]);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fast_ieee_rne_f32 equals quantize on binary32 inputs", "[gemm][fast_round]") {
+  CHECK_FALSE(fast_ieee_rne_f32_supported(parse_format("e8m0")));
+  for (const char* spec : {"bf16", "fp16", "e5m2", "fp8_e4m3", "fp8_e4m3:sat", "fp6_e2m3", "fp4_e2m1", "e5m0",
+                           "e8m1", "e8m22", "e6m6", "fp16:nosub", "bf16:sat", "e3m1", "e7m3"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_ieee_rne_f32_supported(f));
+    const FastIeeeRneF32 p = fast_ieee_rne_f32_params(f);
+    const bool lean = fast_ieee_rne_f32_lean_ok(f);
+    std::vector<float> xs;
+    // Every 997th bit pattern (all exponents, both signs), the format's edges,
+    // random values.
+    for (uint64_t u = 0; u < (1ull << 32); u += 997) xs.push_back(bits_float(static_cast<uint32_t>(u)));
+    for (double v : ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4"))) xs.push_back(static_cast<float>(v));
+    FloatSource src(4);
+    for (int i = 0; i < 100000; ++i) xs.push_back(src.any());
+    for (float x : xs) {
+      const float ref = quantize(f, x);
+      const float r = fast_ieee_rne_f32(p, x);
+      if (!same_bits(r, ref)) FAIL_CHECK("x=" << x << " fast=" << r << " ref=" << ref);
+      if (lean) {
+        const uint32_t a = float_bits(x) & 0x7fffffffu;
+        const bool in_domain = a <= 0x7f800000u || a == 0x7fc00000u;
+        const float rl = fast_ieee_rne_f32<false>(p, x);
+        if (in_domain && !(std::isnan(ref) ? std::isnan(rl) : same_bits(rl, ref)))
+          FAIL_CHECK("lean: x=" << x << " fast=" << rl << " ref=" << ref);
+      }
+    }
+    for (size_t i = 0; i + 16 <= xs.size(); i += 16) {
+      v16f32 v;
+      for (int l = 0; l < 16; ++l) v[l] = xs[i + l];
+      const v16f32 r = fast_ieee_rne_f32(p, v);
+      for (int l = 0; l < 16; ++l)
+        if (!same_bits(r[l], quantize(f, xs[i + l]))) FAIL_CHECK("vector lane, x=" << xs[i + l]);
+    }
+  }
+}
+
+TEST_CASE("fast_posit_rne_d equals round_value where it does not flag", "[gemm][fast_round]") {
+  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2", "posit12_1",
+                           "posit24_0", "posit10_3"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_posit_rne_d_supported(f));
+    const FastPositRneD p = fast_posit_rne_d_params(f);
+    std::vector<double> xs;
+    // Every code's value, its binary64 neighbours, and the tie points between
+    // neighbouring codes (the n+1-bit posit 2c+1) with their neighbours.
+    Format wider = f;
+    wider.nbits = f.nbits + 1;
+    const uint64_t codes = 1ull << f.nbits;
+    const uint64_t step = codes > (1u << 16) ? codes >> 16 : 1;
+    for (uint64_t c = 0; c < codes; c += step) {
+      const double v = decode(f, c);
+      const double t = decode(wider, 2 * c + 1);
+      for (double x : {v, t})
+        if (!std::isnan(x)) {
+          xs.push_back(x);
+          xs.push_back(std::nextafter(x, HUGE_VAL));
+          xs.push_back(std::nextafter(x, -HUGE_VAL));
+        }
+    }
+    FloatSource src(5);
+    for (int i = 0; i < 200000; ++i) {
+      xs.push_back(static_cast<double>(src.around(-20, 16)) * src.around(-20, 16));
+      xs.push_back(static_cast<double>(src.short_value(-10, 10, 7)) * src.short_value(-10, 10, 7));
+      xs.push_back(static_cast<double>(src.any()));
+      xs.push_back(bits_double(src.rng()));
+    }
+    size_t checked = 0;
+    for (double x : xs) {
+      bool flag;
+      const double r = fast_posit_rne_d(p, x, &flag);
+      if (flag) continue;
+      ++checked;
+      const double ref = round_value(f, x);
+      if (!same_bits(r, ref)) FAIL_CHECK("x=" << x << " fast=" << r << " ref=" << ref);
+    }
+    CHECK(checked > xs.size() / 8);
+    for (size_t i = 0; i + 8 <= xs.size(); i += 8) {
+      v8f64 v;
+      for (int l = 0; l < 8; ++l) v[l] = xs[i + l];
+      Mask8 flag;
+      const v8f64 r = fast_posit_rne_d(p, v, &flag);
+      for (int l = 0; l < 8; ++l) {
+        bool scalar_flag;
+        fast_posit_rne_d(p, xs[i + l], &scalar_flag);
+#if defined(__AVX512F__)
+        const bool lane_flag = (flag >> l) & 1;
+#else
+        const bool lane_flag = flag[l] != 0;
+#endif
+        if (lane_flag != scalar_flag) FAIL_CHECK("vector and scalar flags differ, x=" << xs[i + l]);
+        if (!lane_flag && !same_bits(r[l], round_value(f, xs[i + l]))) FAIL_CHECK("vector lane, x=" << xs[i + l]);
+      }
+    }
+  }
+}
+
+TEST_CASE("posit rounding of exact products and of round-to-odd sums equals round_value", "[gemm][fast_round]") {
+  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2", "posit12_1",
+                           "posit24_0", "posit10_3", "posit20_1"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_posit_rne_f_supported(f));
+    const FastPositRneF p = fast_posit_rne_f_params(f);
+    // Posit values (for sums), ties and their neighbours (as products x * 1).
+    std::vector<float> values;
+    Format wider = f;
+    wider.nbits = f.nbits + 1;
+    const uint64_t codes = 1ull << f.nbits;
+    const uint64_t step = codes > (1u << 16) ? codes >> 16 : 1;
+    std::vector<std::pair<float, float>> pairs;
+    for (uint64_t c = 0; c < codes; c += step) {
+      const double v = decode(f, c), t = decode(wider, 2 * c + 1);
+      if (std::isnan(v)) continue;
+      values.push_back(static_cast<float>(v));
+      for (double x : {v, t})
+        for (float y : {static_cast<float>(x), std::nextafter(static_cast<float>(x), HUGE_VALF),
+                        std::nextafter(static_cast<float>(x), -HUGE_VALF)})
+          pairs.push_back({y, 1.0f});
+    }
+    FloatSource src(7);
+    for (int i = 0; i < 150000; ++i) {
+      pairs.push_back({src.around(-16, 12), src.around(-16, 12)});
+      pairs.push_back({src.short_value(-8, 8, 7), src.short_value(-8, 8, 7)});
+      pairs.push_back({src.any(), src.around(-40, 40)});
+    }
+    size_t checked = 0;
+    for (int pass = 0; pass < 2; ++pass) {  // products (fast_posit_rne_product_f), then sums of posit values
+      std::vector<std::pair<float, float>> in = pairs;
+      if (pass == 1) {
+        in.clear();
+        std::mt19937_64 rng(8);
+        for (int i = 0; i < 300000; ++i) in.push_back({values[rng() % values.size()], values[rng() % values.size()]});
+      }
+      for (size_t i = 0; i + 16 <= in.size(); i += 16) {
+        v16f32 va, vb;
+        for (int l = 0; l < 16; ++l) {
+          va[l] = in[i + l].first;
+          vb[l] = in[i + l].second;
+        }
+        // Vectors look C up in the table where the format has one; scalars compute it.
+        const LaneTable64 table(p.c_high);
+        const LaneTable64* tp = p.has_table ? &table : nullptr;
+        Mask16 vflag;
+        const v16f32 vr = pass ? fast_posit_rne_f(p, lane_sum_rto(va, vb), &vflag, tp)
+                               : fast_posit_rne_product_f(p, va, vb, &vflag, tp);
+        for (int l = 0; l < 16; ++l) {
+          const float a = in[i + l].first, b = in[i + l].second;
+          bool flag;
+          const float r = pass ? fast_posit_rne_f(p, lane_sum_rto(a, b), &flag) : fast_posit_rne_product_f(p, a, b, &flag);
+          if (p.has_table && !flag) {  // the scalar lookup gives the same
+            bool tflag;
+            const float rt = pass ? fast_posit_rne_f(p, lane_sum_rto(a, b), &tflag, p.c_high)
+                                  : fast_posit_rne_product_f(p, a, b, &tflag, p.c_high);
+            if (!same_bits(rt, r)) FAIL_CHECK("scalar table lookup differs, a=" << a << " b=" << b);
+          }
+#if defined(__AVX512F__)
+          const bool lane_flag = (vflag >> l) & 1;
+#else
+          const bool lane_flag = vflag[l] != 0;
+#endif
+          if (lane_flag != flag) FAIL_CHECK("vector and scalar flags differ, a=" << a << " b=" << b);
+          if (flag) continue;
+          ++checked;
+          const Exact x = pass ? exact_add(a, b, false) : exact_mul(a, b);
+          const float ref = static_cast<float>(round_exact(f, x, 0));
+          if (!same_bits(r, ref) || !same_bits(vr[l], ref))
+            FAIL_CHECK((pass ? "sum" : "product") << " a=" << a << " b=" << b << " fast=" << r << " vector=" << vr[l]
+                                                  << " ref=" << ref);
+        }
+      }
+    }
+    CHECK(checked > pairs.size() / 4);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The GEMM vs mac_reduce per output
+
+namespace {
+
+MacPolicy policy(const std::string& mul, const std::string& acc, const std::string& out = "fp32", int chunk = 0,
+                 const std::string& outer = "fp32") {
+  MacPolicy p;
+  p.mul_exact = mul == "exact";
+  p.mul = parse_format(mul == "exact" ? "fp32" : mul);
+  p.acc = parse_format(acc);
+  p.out = parse_format(out);
+  p.chunk = chunk;
+  p.acc_outer = parse_format(outer);
+  return p;
+}
+
+// C[i][j] = mac_reduce(row i of A, column j of B), written independently of gemm.cpp.
+std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, int64_t lda, const std::vector<float>& B,
+                             int64_t ldb, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& d) {
+  std::vector<float> C(static_cast<size_t>(M * N));
+  std::vector<float> col(static_cast<size_t>(K));
+  const uint64_t sites = 2 * static_cast<uint64_t>(K) +
+                         (p.chunk > 0 && K > 0 ? static_cast<uint64_t>((K + p.chunk - 1) / p.chunk) : 1) + 2;
+  for (int64_t j = 0; j < N; ++j) {
+    for (int64_t k = 0; k < K; ++k) col[k] = B[k * ldb + j];
+    for (int64_t i = 0; i < M; ++i) {
+      const uint64_t o = static_cast<uint64_t>(i * N + j);
+      auto draw = [&](uint64_t site) { return philox_draw(d.seed, d.stream, o * sites + site); };
+      C[i * N + j] = static_cast<float>(mac_reduce(p, A.data() + i * lda, col.data(), K, bias ? bias + j : nullptr, draw));
+    }
+  }
+  return C;
+}
+
+enum class Data { Normal, Wide, Specials, Int8, Fixed4, Sparse, Tiny };
+
+std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, Data kind) {
+  std::vector<float> x(static_cast<size_t>(rows * ld));
+  std::normal_distribution<float> nd;
+  FloatSource src(rng());
+  for (size_t i = 0; i < x.size(); ++i) {
+    switch (kind) {
+      case Data::Normal: x[i] = nd(rng); break;
+      case Data::Wide: x[i] = rng() % 7 == 0 ? 0.0f : src.around(-40, 17); break;
+      case Data::Specials:
+        switch (rng() % 24) {
+          case 0: x[i] = std::numeric_limits<float>::infinity(); break;
+          case 1: x[i] = -std::numeric_limits<float>::infinity(); break;
+          case 2: x[i] = std::numeric_limits<float>::quiet_NaN(); break;
+          case 3: x[i] = 0.0f; break;
+          case 4: x[i] = -0.0f; break;
+          case 5: x[i] = bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu); break;
+          case 6: x[i] = src.around(100, 127); break;
+          default: x[i] = nd(rng);
+        }
+        break;
+      case Data::Int8: x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128); break;
+      case Data::Fixed4: x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128) / 16.0f; break;
+      case Data::Sparse: x[i] = rng() % 3 ? 0.0f : (rng() % 2 ? -0.0f : nd(rng)); break;
+      case Data::Tiny: x[i] = src.around(-60, -10); break;
+    }
+  }
+  return x;
+}
+
+struct Shape {
+  int64_t M, N, K;
+};
+
+// Runs mac_gemm on several shapes, thread counts, leading dimensions, with and
+// without bias, and compares every output bit with the reference. `expect` is
+// the path that must run (Generic is also run explicitly).
+void check_gemm(const MacPolicy& p, GemmPath expect, Data da, Data db, uint64_t seed,
+                std::vector<Shape> shapes = {{1, 1, 1}, {1, 37, 5}, {5, 1, 9}, {7, 33, 1}, {13, 47, 29}, {4, 32, 256},
+                                             {9, 70, 300}, {3, 17, 520}, {2, 530, 3}},
+                GemmDraws draws = {}) {
+  std::mt19937_64 rng(seed);
+  int variant = 0;
+  for (const Shape& s : shapes) {
+    for (int threads = 1; threads <= 3; ++threads, ++variant) {
+      const bool with_bias = variant % 2 == 1;
+      const int64_t lda = s.K + variant % 3, ldb = s.N + (variant / 2) % 3, ldc = s.N + variant % 2;
+      const std::vector<float> A = make_matrix(rng, s.M, lda, da);
+      const std::vector<float> B = make_matrix(rng, s.K, ldb, db);
+      const std::vector<float> bias = make_matrix(rng, 1, s.N, Data::Normal);
+      const float* bp = with_bias ? bias.data() : nullptr;
+      const std::vector<float> ref = reference(p, A, lda, B, ldb, s.M, s.N, s.K, bp, draws);
+      for (bool generic : {false, true}) {
+        INFO("M=" << s.M << " N=" << s.N << " K=" << s.K << " threads=" << threads << " bias=" << with_bias
+                  << " generic=" << generic);
+        std::vector<float> C(static_cast<size_t>(s.M * ldc), 12345.0f);
+        const GemmPath ran = mac_gemm_run(p, A.data(), lda, B.data(), ldb, C.data(), ldc, s.M, s.N, s.K, bp, draws,
+                                          threads, generic);
+        CHECK(std::string(gemm_path_name(ran)) == gemm_path_name(generic ? GemmPath::Generic : expect));
+        size_t bad = 0;
+        for (int64_t i = 0; i < s.M; ++i) {
+          if (std::memcmp(C.data() + i * ldc, ref.data() + i * s.N, static_cast<size_t>(s.N) * 4) != 0) ++bad;
+          for (int64_t j = s.N; j < ldc; ++j)
+            if (C[i * ldc + j] != 12345.0f) FAIL_CHECK("wrote past column N in row " << i);
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mac_site_count is 2K + chunks + 2", "[gemm]") {
+  CHECK(mac_site_count(0, 0) == 3);
+  CHECK(mac_site_count(10, 0) == 23);
+  CHECK(mac_site_count(10, 3) == 26);
+  CHECK(mac_site_count(9, 3) == 23);
+  CHECK(mac_site_count(0, 4) == 3);
+}
+
+TEST_CASE("policies pick the fast paths", "[gemm]") {
+  CHECK(gemm_policy_path(policy("fp32", "fp32")) == GemmPath::Fp32);
+  CHECK(gemm_policy_path(policy("e6m6", "fp32")) == GemmPath::MulFmaF32);
+  CHECK(gemm_policy_path(policy("bf16", "fp32")) == GemmPath::MulFmaF32);
+  CHECK(gemm_policy_path(policy("e8m22", "fp32")) == GemmPath::MulRneF32);
+  CHECK(gemm_policy_path(policy("e6m6:rtz", "fp32")) == GemmPath::MulIeeeF32);
+  CHECK(gemm_policy_path(policy("bf16", "bf16")) == GemmPath::AccIeee);
+  CHECK(gemm_policy_path(policy("fp16", "fp16")) == GemmPath::AccIeee);
+  CHECK(gemm_policy_path(policy("exact", "int32")) == GemmPath::Int);
+  CHECK(gemm_policy_path(policy("posit16_1", "posit16_1")) == GemmPath::Posit);
+  CHECK(gemm_policy_path(policy("posit8_0", "posit16_1")) == GemmPath::Posit);
+  CHECK(gemm_policy_path(policy("posit16_1:rtz", "posit16_1")) == GemmPath::Generic);
+  CHECK(gemm_policy_path(policy("exact", "fp32")) == GemmPath::Generic);
+  CHECK(gemm_policy_path(policy("e6m6:sr", "fp32")) == GemmPath::Generic);
+  CHECK(gemm_policy_path(policy("fp32", "bf16")) == GemmPath::Generic);  // 24-bit products into bf16
+  CHECK(gemm_policy_path(policy("bf16", "bf16:rtz")) == GemmPath::Generic);
+}
+
+TEST_CASE("generic path equals mac_reduce, stochastic rounding included", "[gemm]") {
+  const GemmDraws d{0x1234abcdull, 7};
+  const std::vector<Shape> shapes = {{1, 1, 1}, {3, 5, 7}, {6, 9, 13}, {2, 3, 0}};
+  check_gemm(policy("e6m6:sr", "bf16:sr", "fp16:sr"), GemmPath::Generic, Data::Normal, Data::Normal, 1, shapes, d);
+  check_gemm(policy("exact", "e5m7:sr", "fp32", 4, "bf16:sr"), GemmPath::Generic, Data::Normal, Data::Normal, 2,
+             shapes, d);
+  check_gemm(policy("posit8_1", "posit16_1:rtz", "posit8_0"), GemmPath::Generic, Data::Specials, Data::Normal, 3,
+             shapes, d);
+  check_gemm(policy("exact", "fp32"), GemmPath::Generic, Data::Specials, Data::Specials, 4, shapes, d);
+}
+
+TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
+  check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Normal, Data::Normal, 10);
+  check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Wide, Data::Sparse, 11);
+  check_gemm(policy("fp32", "fp32", "bf16", 5), GemmPath::Fp32, Data::Normal, Data::Wide, 12);
+  check_gemm(policy("fp32", "fp32", "fp32", 64), GemmPath::Fp32, Data::Normal, Data::Normal, 13);
+  check_gemm(policy("fp32", "fp32", "fp32", 300), GemmPath::Fp32, Data::Normal, Data::Normal, 15, {{3, 17, 520}});
+  // Non-finite operands go to the generic path (Inf * 0 must be skipped, not NaN).
+  check_gemm(policy("fp32", "fp32"), GemmPath::Generic, Data::Specials, Data::Normal, 14, {{3, 20, 30}, {5, 40, 9}});
+}
+
+TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]") {
+  for (const char* mul : {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "e5m10:sat", "fp4_e2m1", "bf16", "tf32", "e8m1",
+                          "e8m21"}) {
+    INFO(mul);
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Normal, Data::Normal, 20);
+    check_gemm(policy(mul, "fp32", "fp16", 7), GemmPath::MulFmaF32, Data::Wide, Data::Sparse, 21,
+               {{5, 37, 41}, {9, 70, 300}});
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Specials, Data::Specials, 22,
+               {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Tiny, Data::Wide, 23, {{5, 37, 41}});
+  }
+  // Stochastic rounding in the epilogue (promotions, bias, output) of a fast path.
+  check_gemm(policy("e6m6", "fp32", "bf16:sr", 7, "bf16:sr"), GemmPath::MulFmaF32, Data::Normal, Data::Wide, 35,
+             {{5, 37, 41}, {3, 17, 300}}, GemmDraws{0xfeed, 11});
+  for (const char* mul : {"e8m22", "e5m23", "e7m22:sat"}) {
+    INFO(mul);
+    check_gemm(policy(mul, "fp32"), GemmPath::MulRneF32, Data::Normal, Data::Normal, 24);
+    check_gemm(policy(mul, "fp32", "fp32", 3), GemmPath::MulRneF32, Data::Specials, Data::Wide, 25,
+               {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, "fp32"), GemmPath::MulRneF32, Data::Tiny, Data::Tiny, 26, {{5, 37, 41}});
+  }
+  for (const char* mul : {"e6m6:rtz", "bf16:rup", "fp16:rdn", "fp8_e4m3:rna", "e6m6:nosub", "bf16:rtz:nosub"}) {
+    INFO(mul);
+    check_gemm(policy(mul, "fp32"), GemmPath::MulIeeeF32, Data::Normal, Data::Wide, 27);
+    check_gemm(policy(mul, "fp32", "fp32", 16), GemmPath::MulIeeeF32, Data::Tiny, Data::Wide, 28, {{5, 37, 41}});
+    check_gemm(policy(mul, "fp32"), GemmPath::Generic, Data::Specials, Data::Normal, 29, {{3, 20, 30}});
+  }
+}
+
+TEST_CASE("fast path (c) short IEEE-like accumulators equal mac_reduce", "[gemm]") {
+  for (auto [mul, acc] : {std::pair{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8_e4m3", "fp16"}, {"fp8_e5m2", "fp16"},
+                          {"e5m2", "e5m2"}, {"e8m3", "bf16"}}) {
+    INFO(mul << " / " << acc);
+    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Normal, Data::Normal, 30);
+    check_gemm(policy(mul, acc, "fp32", 8, "bf16"), GemmPath::AccIeee, Data::Wide, Data::Sparse, 31,
+               {{5, 37, 41}, {9, 70, 300}});
+    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Specials, Data::Specials, 32, {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, acc, acc), GemmPath::AccIeee, Data::Tiny, Data::Wide, 33, {{5, 37, 41}});
+  }
+}
+
+TEST_CASE("fast path (d) integer operands with exact products equal mac_reduce", "[gemm]") {
+  check_gemm(policy("exact", "int32"), GemmPath::Int, Data::Int8, Data::Int8, 40);
+  check_gemm(policy("exact", "int32", "bf16", 9), GemmPath::Int, Data::Int8, Data::Int8, 41);
+  check_gemm(policy("exact", "fixed32_8"), GemmPath::Int, Data::Fixed4, Data::Fixed4, 42);
+  check_gemm(policy("int16", "int32:wrap"), GemmPath::Int, Data::Int8, Data::Int8, 43);
+  check_gemm(policy("fp32", "int32:sr", "fp16:sr"), GemmPath::Int, Data::Int8, Data::Int8, 44,
+             {{5, 37, 41}, {3, 17, 300}}, GemmDraws{99, 3});
+  check_gemm(policy("exact", "int16"), GemmPath::Int, Data::Int8, Data::Int8, 45, {{5, 37, 1}});
+  // Data that is not integer-valued, or sums that could saturate, or products
+  // the accumulator would round: the generic path.
+  check_gemm(policy("exact", "int32"), GemmPath::Generic, Data::Normal, Data::Int8, 46, {{5, 37, 41}});
+  check_gemm(policy("exact", "int16"), GemmPath::Generic, Data::Int8, Data::Int8, 47, {{5, 37, 41}});
+  check_gemm(policy("exact", "int32"), GemmPath::Generic, Data::Fixed4, Data::Int8, 48, {{5, 37, 41}});
+}
+
+TEST_CASE("fast path (e) posit products and accumulator equal mac_reduce", "[gemm]") {
+  for (auto [mul, acc] : {std::pair{"posit16_1", "posit16_1"}, {"posit8_0", "posit8_0"}, {"posit16_2", "posit16_2"},
+                          {"posit12_1", "posit12_1"}, {"posit8_1", "posit16_1"}, {"posit16_1", "posit24_0"}}) {
+    INFO(mul << " / " << acc);
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Normal, Data::Normal, 50);
+    check_gemm(policy(mul, acc, acc, 6), GemmPath::Posit, Data::Wide, Data::Sparse, 51, {{5, 37, 41}, {9, 40, 300}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Specials, Data::Specials, 52, {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Tiny, Data::Wide, 53, {{5, 37, 41}});
+  }
+}

@@ -1,0 +1,31 @@
+// `emutrain bench gemm`: GMAC/s of mac_gemm (backends/cpu/gemm.h) under common
+// policies next to OpenBLAS SGEMM measured in the same run (docs/gemm.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+
+namespace emu::cli {
+
+struct BenchGemmOptions {
+  int64_t m = 512, n = 512, k = 512;
+  int threads = 0;         // 0: hardware concurrency
+  double min_time = 0.5;   // seconds of timed runs per policy (at least 3 runs; the best counts)
+  bool generic = false;    // also time the generic path (slow)
+  uint64_t seed = 1;
+};
+
+// Adds `gemm` to the `bench` subcommand; *runner is set to the function that
+// runs it (call it when bench_group.got_subcommand("gemm")).
+void add_bench_gemm(CLI::App& bench_group, std::function<int()>* runner);
+
+// The benchmark itself. If OPENBLAS_CORETYPE is unset it first re-executes the
+// process with a core type that this CPU can run (SkylakeX with AVX-512,
+// Haswell with AVX2), because OpenBLAS 0.3.21 does not recognise recent CPUs
+// and would fall back to a slow generic kernel, flattering the ratio.
+int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out);
+
+}  // namespace emu::cli
