@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "core/autograd.h"
 #include "numerics/format_spec.h"
@@ -156,4 +158,19 @@ TEST_CASE("gradient clipping by the global norm", "[optim]") {
   set_grad(b, 0.1f);
   emu::clip_grad_norm({{"a", a}, {"b", b}}, 1.0);
   CHECK(a.grad().item() == 0.1f);
+}
+
+TEST_CASE("the fp32 update's std::sqrt is IEEE's correctly rounded square root", "[optim]") {
+  // optim_ops.cpp uses std::sqrt in the plain-fp32 update; it must equal the
+  // emulated fp32 square root bit for bit.
+  emu::Format fp32;
+  std::mt19937 rng(9);
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t bits = rng() & 0x7fffffffu;
+    float x;
+    std::memcpy(&x, &bits, 4);
+    if (std::isnan(x)) continue;
+    float a = std::sqrt(x), b = static_cast<float>(emu::format_sqrt(fp32, x));
+    REQUIRE(std::memcmp(&a, &b, 4) == 0);
+  }
 }
