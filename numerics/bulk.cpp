@@ -26,8 +26,8 @@ namespace {
 constexpr size_t kTile = 2048;
 
 // Loops over the scalar functions cost 10-50 ns per element, so they take a
-// thread for far fewer elements than the bit kernel (BulkOptions::threads).
-constexpr size_t kScalarMinPerThread = size_t{1} << 12;
+// thread for far fewer elements than the bit kernel (BulkOptions::min_per_thread).
+constexpr size_t kScalarMinPerThread = size_t{1} << 14;
 
 // Runs body(chunk, lo, hi) over [0, n) split into `threads` contiguous chunks
 // (chunk = 0 .. threads-1), the first in the calling thread. Chunk starts are
@@ -103,12 +103,14 @@ void ieee_chunk(const IeeeBulkParams& p, const float* in, float* out, size_t lo,
     DrawTile tile;
     for (size_t t = lo; t < hi; t += kTile) {
       size_t len = std::min(kTile, hi - t);
-      ieee_loop<Mode>(p, in + t, out + t, len, fill_draws(opt.seed, opt.stream, opt.first_index + t, len, tile));
+      ieee_loop<Mode>(p, in + t, out + t, len,
+                      fill_draws(opt.seed, opt.stream, opt.first_index + t, len, tile));
     }
   }
 }
 
-void scalar_chunk(const Format& f, const float* in, float* out, size_t lo, size_t hi, const BulkOptions& opt) {
+void scalar_chunk(const Format& f, const float* in, float* out, size_t lo, size_t hi,
+                  const BulkOptions& opt) {
   const Format fl = f;
   if (!is_stochastic(fl)) {
     for (size_t i = lo; i < hi; ++i) out[i] = quantize(fl, in[i], 0);
@@ -184,16 +186,14 @@ size_t encode_impl(const Format& f, const float* in, Code* codes, size_t n, cons
 
 }  // namespace
 
-unsigned bulk_thread_count(size_t n, const BulkOptions& opt, size_t min_per_thread) {
-  if (opt.threads != 0) return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(opt.threads, n)));
-  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  size_t by_size = std::max<size_t>(1, n / std::max<size_t>(1, min_per_thread));
-  return static_cast<unsigned>(std::min<size_t>(hw, by_size));
+unsigned bulk_thread_count(size_t n, const BulkOptions& opt, size_t default_min_per_thread) {
+  const size_t most = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t min_per_thread =
+      std::max<size_t>(1, opt.min_per_thread != 0 ? opt.min_per_thread : default_min_per_thread);
+  return static_cast<unsigned>(std::max<size_t>(1, std::min(most, n / min_per_thread)));
 }
 
-const char* quantize_array_kernel(const Format& f) {
-  return ieee_bulk_supported(f) ? "ieee-bits" : "scalar";
-}
+const char* quantize_array_kernel(const Format& f) { return ieee_bulk_supported(f) ? "ieee-bits" : "scalar"; }
 
 unsigned quantize_array_threads(const Format& f, size_t n, const BulkOptions& opt) {
   return bulk_thread_count(n, opt, ieee_bulk_supported(f) ? kBulkMinPerThread : kScalarMinPerThread);
@@ -208,12 +208,18 @@ void quantize_array(const Format& f, const float* in, float* out, size_t n, cons
     return;
   }
   switch (f.rounding) {
-    case Rounding::NearestEven: return ieee_run<Rounding::NearestEven>(f, in, out, n, opt);
-    case Rounding::TowardZero: return ieee_run<Rounding::TowardZero>(f, in, out, n, opt);
-    case Rounding::Up: return ieee_run<Rounding::Up>(f, in, out, n, opt);
-    case Rounding::Down: return ieee_run<Rounding::Down>(f, in, out, n, opt);
-    case Rounding::NearestAway: return ieee_run<Rounding::NearestAway>(f, in, out, n, opt);
-    case Rounding::Stochastic: return ieee_run<Rounding::Stochastic>(f, in, out, n, opt);
+    case Rounding::NearestEven:
+      return ieee_run<Rounding::NearestEven>(f, in, out, n, opt);
+    case Rounding::TowardZero:
+      return ieee_run<Rounding::TowardZero>(f, in, out, n, opt);
+    case Rounding::Up:
+      return ieee_run<Rounding::Up>(f, in, out, n, opt);
+    case Rounding::Down:
+      return ieee_run<Rounding::Down>(f, in, out, n, opt);
+    case Rounding::NearestAway:
+      return ieee_run<Rounding::NearestAway>(f, in, out, n, opt);
+    case Rounding::Stochastic:
+      return ieee_run<Rounding::Stochastic>(f, in, out, n, opt);
   }
 }
 

@@ -17,13 +17,20 @@
 
 namespace emu {
 
+// The fewest elements of the IEEE bit kernel worth a thread of their own:
+// about 0.4 ms of work, well above the cost of starting a thread and waking a
+// core (docs/performance.md).
+constexpr size_t kBulkMinPerThread = size_t{1} << 20;
+
 struct BulkOptions {
-  // Worker threads, each taking one contiguous chunk. 0: up to
-  // std::thread::hardware_concurrency(), fewer for small arrays (no thread gets
-  // less than kBulkMinPerThread elements of the bit kernel, or 4096 of the
-  // loops over scalar functions). A nonzero count is used as given (capped at
-  // n), so tests can put chunk boundaries anywhere.
+  // Worker threads, each taking one contiguous chunk: at most `threads`
+  // (0 = std::thread::hardware_concurrency()), and no more than give every
+  // thread `min_per_thread` elements, so that a thread's work outweighs
+  // starting it. min_per_thread = 0 picks the path's default: kBulkMinPerThread
+  // for the IEEE bit kernel, 16Ki for loops over the scalar functions. Tests
+  // and benchmarks set min_per_thread = 1 to get exactly `threads` chunks.
   unsigned threads = 0;
+  size_t min_per_thread = 0;
   // Stochastic rounding (:sr) only: element i draws
   // philox_draw(seed, stream, first_index + i) (numerics/philox.h), so the bits
   // do not depend on the thread count or on how a caller splits an array.
@@ -31,8 +38,6 @@ struct BulkOptions {
   uint64_t stream = 0;
   uint64_t first_index = 0;
 };
-
-constexpr size_t kBulkMinPerThread = size_t{1} << 16;
 
 // in, out: (n) -> (n). R_f of every element; in == out (in place) is allowed,
 // other overlaps are not. Throws FormatError for accumulator-only formats.
@@ -57,8 +62,9 @@ size_t encode_array(const Format& f, const float* in, uint32_t* codes, size_t n,
 const char* quantize_array_kernel(const Format& f);
 unsigned quantize_array_threads(const Format& f, size_t n, const BulkOptions& opt);
 
-// The thread count for n elements under opt when each thread should get at
-// least min_per_thread of them (the IEEE bit kernel's choice by default).
-unsigned bulk_thread_count(size_t n, const BulkOptions& opt, size_t min_per_thread = kBulkMinPerThread);
+// The thread count for n elements under opt, with default_min_per_thread
+// standing in for opt.min_per_thread = 0.
+unsigned bulk_thread_count(size_t n, const BulkOptions& opt,
+                           size_t default_min_per_thread = kBulkMinPerThread);
 
 }  // namespace emu

@@ -28,12 +28,12 @@ namespace emu {
 
 // Loop-invariant constants of the kernel, derived once per format.
 struct IeeeBulkParams {
-  uint32_t drop;         // 23 - Y: bits dropped in the target's normal range
-  uint32_t emin_biased;  // binary32 biased exponent of the target's smallest normal, >= 1
-  uint32_t max_bits;     // bits of the largest finite value
-  uint32_t flush_below;  // :nosub: results below these bits (the smallest normal) become 0
-  uint32_t step_bits;    // bits of the smallest subnormal step 2^(emin-Y)
-  uint32_t half_step_bits;  // bits of 2^(emin-Y-1), where that is a binary32 value
+  uint32_t drop;              // 23 - Y: bits dropped in the target's normal range
+  uint32_t emin_biased;       // binary32 biased exponent of the target's smallest normal, >= 1
+  uint32_t max_bits;          // bits of the largest finite value
+  uint32_t flush_below;       // :nosub: results below these bits (the smallest normal) become 0
+  uint32_t step_bits;         // bits of the smallest subnormal step 2^(emin-Y)
+  uint32_t half_step_bits;    // bits of 2^(emin-Y-1), where that is a binary32 value
   uint32_t ovf_pos, ovf_neg;  // result of a finite overflow, by sign (sign included)
   uint32_t inf_pos, inf_neg;  // result of an Inf input, by sign (sign included)
   Rounding mode;
@@ -45,13 +45,6 @@ constexpr uint32_t kBulkQuietNan = 0x7fc00000u;  // binary32 of quiet_nan(): eve
 EMU_HD bool ieee_bulk_supported(const Format& f) {
   return f.family == Family::Ieee && !f.accumulator_only && f.exp_bits >= 1 && f.exp_bits <= 8 &&
          f.man_bits >= 0 && f.man_bits <= 23 && f.max_finite <= 3.4028234663852886e38;
-}
-
-// c ? a : b as mask arithmetic: nested ?: chains reach gcc's if-converter as
-// many-way PHIs, which it refuses, and the loop would not vectorise.
-EMU_HD uint32_t bulk_select(bool c, uint32_t a, uint32_t b) {
-  const uint32_t m = 0u - static_cast<uint32_t>(c);
-  return (a & m) | (b & ~m);
 }
 
 // The binary32 bits of 2^e for -149 <= e <= 127.
@@ -86,6 +79,9 @@ EMU_HD IeeeBulkParams ieee_bulk_params(const Format& f) {
 
 // R_F(x) on bits: u = bits of x, rand = its Philox draw (read by Stochastic only).
 // Every step is a 32-bit integer operation or a select; shift counts stay < 32.
+// Keep each select a separate statement: when gcc's if-converter sees several
+// ?: merged into one many-way PHI it gives up and the loop does not vectorise
+// (docs/performance.md says how to check).
 //
 // Each mode becomes a bias added to the dropped bits before they are cut off:
 // nearest-even adds half an ulp minus one plus the kept parity, ties-away half
@@ -98,8 +94,8 @@ EMU_HD uint32_t ieee_quantize_bits(const IeeeBulkParams& p, uint32_t u, uint32_t
   const uint32_t e_eff = e > 1u ? e : 1u;  // binary32 subnormals share the ulp of e = 1
   // Dropped bits: 23 - Y in the normal range, one more per binade below it.
   const uint32_t top = e > p.emin_biased ? e : p.emin_biased;
-  const uint32_t d = top - e_eff + p.drop;  // up to 149 for tiny x
-  const uint32_t dc = d < 25u ? d : 25u;    // from 24 on nothing of x is kept
+  const uint32_t d = top - e_eff + p.drop;    // up to 149 for tiny x
+  const uint32_t dc = d < 25u ? d : 25u;      // from 24 on nothing of x is kept
   const uint32_t low = ~(0xffffffffu << dc);  // the dropped bits
   const bool negative = (u >> 31) != 0u;
 
@@ -153,12 +149,18 @@ EMU_HD uint32_t ieee_quantize_bits(const IeeeBulkParams& p, uint32_t u, uint32_t
 // The same with the rounding mode read at run time (device code, single values).
 EMU_HD uint32_t ieee_quantize_bits(const IeeeBulkParams& p, uint32_t u, uint32_t rand) {
   switch (p.mode) {
-    case Rounding::NearestEven: return ieee_quantize_bits<Rounding::NearestEven>(p, u, rand);
-    case Rounding::TowardZero: return ieee_quantize_bits<Rounding::TowardZero>(p, u, rand);
-    case Rounding::Up: return ieee_quantize_bits<Rounding::Up>(p, u, rand);
-    case Rounding::Down: return ieee_quantize_bits<Rounding::Down>(p, u, rand);
-    case Rounding::NearestAway: return ieee_quantize_bits<Rounding::NearestAway>(p, u, rand);
-    case Rounding::Stochastic: return ieee_quantize_bits<Rounding::Stochastic>(p, u, rand);
+    case Rounding::NearestEven:
+      return ieee_quantize_bits<Rounding::NearestEven>(p, u, rand);
+    case Rounding::TowardZero:
+      return ieee_quantize_bits<Rounding::TowardZero>(p, u, rand);
+    case Rounding::Up:
+      return ieee_quantize_bits<Rounding::Up>(p, u, rand);
+    case Rounding::Down:
+      return ieee_quantize_bits<Rounding::Down>(p, u, rand);
+    case Rounding::NearestAway:
+      return ieee_quantize_bits<Rounding::NearestAway>(p, u, rand);
+    case Rounding::Stochastic:
+      return ieee_quantize_bits<Rounding::Stochastic>(p, u, rand);
   }
   return kBulkQuietNan;
 }

@@ -13,7 +13,7 @@
 // rare in practice (values near a format's overflow threshold, posits outside
 // their uniform-grid binades, Inf and NaN).
 //
-// Three techniques:
+// Four techniques:
 //  * magic-constant rounding (RNE only): for |x| in binade e, C = 1.5 * 2^k with
 //    k = e' + P - Y, e' = max(e, emin) and P the precision of the lane type
 //    minus one; (x + C) - C in round-to-nearest-even is x rounded to the
@@ -65,8 +65,8 @@ EMU_HD bool fast_ieee_rne_d_supported(const Format& f) {
 EMU_HD FastIeeeRneD fast_ieee_rne_d_params(const Format& f) {
   FastIeeeRneD p;
   p.emin_bits = static_cast<uint64_t>(f.emin + 1023) << 52;
-  p.shift = (static_cast<uint64_t>(52 - f.man_bits) << 52) | (1ull << 51);  // and the 1.5
-  p.flag_bits = double_bits(f.max_finite) & 0x7ff0000000000000ull;
+  p.shift = (static_cast<uint64_t>(52 - f.man_bits) << 52) | (uint64_t{1} << 51);  // and the 1.5
+  p.flag_bits = double_bits(f.max_finite) & uint64_t{0x7ff0000000000000};
   return p;
 }
 
@@ -75,11 +75,12 @@ EMU_HD bool fast_ieee_rne_flagged(const FastIeeeRneD& p, uint64_t key) { return 
 template <bool kSignedZero = true, class D, class U = typename LaneTraits<D>::U>
 EMU_HD D fast_ieee_rne_d(const FastIeeeRneD& p, D x, U* key) {
   const U u = lane_cast<U>(x);
-  const U e = u & 0x7ff0000000000000ull;
+  const U e = u & uint64_t{0x7ff0000000000000};
   const D cs = lane_cast<D>(lane_umax(e, splat<U>(p.emin_bits)) + p.shift);  // 1.5 * 2^k
   const D r = (x + cs) - cs;
   *key = e;
-  if constexpr (kSignedZero) return lane_cast<D>(lane_cast<U>(r) | (u & 0x8000000000000000ull));  // x -> 0 keeps its sign
+  if constexpr (kSignedZero)
+    return lane_cast<D>(lane_cast<U>(r) | (u & uint64_t{0x8000000000000000}));  // x -> 0 keeps its sign
   return r;
 }
 
@@ -104,8 +105,8 @@ struct FastIeeeRneF {
 };
 
 EMU_HD bool fast_ieee_rne_product_f_supported(const Format& f) {
-  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals &&
-         f.exp_bits <= 8 && f.man_bits <= 21 && !f.accumulator_only;
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals && f.exp_bits <= 8 &&
+         f.man_bits <= 21 && !f.accumulator_only;
 }
 
 EMU_HD FastIeeeRneF fast_ieee_rne_f_params(const Format& f) {
@@ -139,17 +140,17 @@ EMU_HD F fast_ieee_rne_product_f(const FastIeeeRneF& p, F a, F b, U* key) {
 // binary64 (the result is a binary64; a binary32 value when exp_bits <= 8 and
 // the format is a storage format).
 struct FastIeeeD {
-  uint64_t drop;         // 52 - man_bits: bits dropped in the normal range
-  uint64_t emin_biased;  // binary64 biased exponent of the smallest normal
-  uint64_t max_bits;     // bits of the largest finite value
-  uint64_t flush_below;  // :nosub: magnitudes below these bits (2^emin) become 0
-  uint64_t step_bits;    // bits of the smallest subnormal step 2^(emin - man_bits)
+  uint64_t drop;              // 52 - man_bits: bits dropped in the normal range
+  uint64_t emin_biased;       // binary64 biased exponent of the smallest normal
+  uint64_t max_bits;          // bits of the largest finite value
+  uint64_t flush_below;       // :nosub: magnitudes below these bits (2^emin) become 0
+  uint64_t step_bits;         // bits of the smallest subnormal step 2^(emin - man_bits)
   uint64_t ovf_pos, ovf_neg;  // result of a finite overflow, by sign
   uint64_t inf_pos, inf_neg;  // result of an Inf input, by sign
   Rounding mode;
 };
 
-constexpr uint64_t kFastQuietNan64 = 0x7ff8000000000000ull;  // quiet_nan()
+constexpr uint64_t kFastQuietNan64 = uint64_t{0x7ff8000000000000};  // quiet_nan()
 
 EMU_HD bool fast_ieee_d_supported(const Format& f) {
   return f.family == Family::Ieee && f.rounding != Rounding::Stochastic && f.exp_bits <= 10 &&
@@ -170,7 +171,7 @@ EMU_HD FastIeeeD fast_ieee_d_params(const Format& f) {
   const bool nan_only = f.specials == Specials::NanOnly;
   const bool tz_pos = f.rounding == Rounding::TowardZero || f.rounding == Rounding::Down;
   const bool tz_neg = f.rounding == Rounding::TowardZero || f.rounding == Rounding::Up;
-  const uint64_t inf = 0x7ff0000000000000ull, sign = 0x8000000000000000ull;
+  const uint64_t inf = uint64_t{0x7ff0000000000000}, sign = uint64_t{0x8000000000000000};
   p.inf_pos = sat ? p.max_bits : nan_only ? kFastQuietNan64 : inf;
   p.inf_neg = sat ? p.max_bits | sign : nan_only ? kFastQuietNan64 : inf | sign;
   p.ovf_pos = tz_pos ? p.max_bits : p.inf_pos;
@@ -182,44 +183,44 @@ template <Rounding Mode, class D, class U = typename LaneTraits<D>::U>
 EMU_HD D fast_ieee_d(const FastIeeeD& p, D x) {
   static_assert(Mode != Rounding::Stochastic, "stochastic rounding has no fast kernel");
   const U u = lane_cast<U>(x);
-  const U s = u & 0x8000000000000000ull;
-  const U a = u & 0x7fffffffffffffffull;
+  const U s = u & uint64_t{0x8000000000000000};
+  const U a = u & uint64_t{0x7fffffffffffffff};
   const U e = a >> 52;
-  const U man = a & 0x000fffffffffffffull;
-  const U sig = man | ((e != 0ull) ? splat<U>(1ull << 52) : splat<U>(0ull));
-  const U e_eff = lane_umax(e, splat<U>(1ull));
+  const U man = a & uint64_t{0x000fffffffffffff};
+  const U sig = man | ((e != uint64_t{0}) ? splat<U>(uint64_t{1} << 52) : splat<U>(uint64_t{0}));
+  const U e_eff = lane_umax(e, splat<U>(uint64_t{1}));
   // Dropped bits: drop in the normal range, one more per binade below it. From
   // 54 on nothing of sig is kept and the decisions no longer change.
-  const U below = (splat<U>(p.emin_biased) > e_eff) ? splat<U>(p.emin_biased) - e_eff : splat<U>(0ull);
-  const U dc = lane_umin(below + p.drop, splat<U>(54ull));
-  const U one = splat<U>(1ull);
-  const U rem = sig & ((one << dc) - 1ull);
+  const U below = (splat<U>(p.emin_biased) > e_eff) ? splat<U>(p.emin_biased) - e_eff : splat<U>(uint64_t{0});
+  const U dc = lane_umin(below + p.drop, splat<U>(uint64_t{54}));
+  const U one = splat<U>(uint64_t{1});
+  const U rem = sig & ((one << dc) - uint64_t{1});
   const U half = (one << dc) >> 1;
-  const U zero = splat<U>(0ull);
+  const U zero = splat<U>(uint64_t{0});
   U inc;
   if constexpr (Mode == Rounding::NearestEven) {
-    const U kept_odd = (sig >> dc) & 1ull;
-    const U round = ((rem & half) != 0ull) ? one : zero;
-    const U sticky = ((rem & (half - 1ull)) != 0ull) ? one : zero;
+    const U kept_odd = (sig >> dc) & uint64_t{1};
+    const U round = ((rem & half) != uint64_t{0}) ? one : zero;
+    const U sticky = ((rem & (half - uint64_t{1})) != uint64_t{0}) ? one : zero;
     inc = round & (sticky | kept_odd);
   } else if constexpr (Mode == Rounding::NearestAway) {
-    inc = ((rem & half) != 0ull) ? one : zero;
+    inc = ((rem & half) != uint64_t{0}) ? one : zero;
   } else if constexpr (Mode == Rounding::TowardZero) {
     inc = zero;
   } else if constexpr (Mode == Rounding::Up) {
-    inc = ((rem != 0ull) & (s == 0ull)) ? one : zero;
+    inc = ((rem != uint64_t{0}) & (s == uint64_t{0})) ? one : zero;
   } else {
-    inc = ((rem != 0ull) & (s != 0ull)) ? one : zero;
+    inc = ((rem != uint64_t{0}) & (s != uint64_t{0})) ? one : zero;
   }
   // On x's own grid while part of sig is kept (the carry bumps the exponent),
   // otherwise 0 or one smallest step.
   const U linear = ((a >> dc) + inc) << dc;
-  const U mag = (dc <= 52ull) ? linear : ((inc != 0ull) ? splat<U>(p.step_bits) : zero);
+  const U mag = (dc <= uint64_t{52}) ? linear : ((inc != uint64_t{0}) ? splat<U>(p.step_bits) : zero);
   const U r = ((mag < p.flush_below) ? zero : mag) | s;
-  const U ovf = (s != 0ull) ? splat<U>(p.ovf_neg) : splat<U>(p.ovf_pos);
-  const U inf = (s != 0ull) ? splat<U>(p.inf_neg) : splat<U>(p.inf_pos);
-  const U special = (man != 0ull) ? splat<U>(kFastQuietNan64) : inf;
-  const U out = (e == 0x7ffull) ? special : ((mag > p.max_bits) ? ovf : r);
+  const U ovf = (s != uint64_t{0}) ? splat<U>(p.ovf_neg) : splat<U>(p.ovf_pos);
+  const U inf = (s != uint64_t{0}) ? splat<U>(p.inf_neg) : splat<U>(p.inf_pos);
+  const U special = (man != uint64_t{0}) ? splat<U>(kFastQuietNan64) : inf;
+  const U out = (e == uint64_t{0x7ff}) ? special : ((mag > p.max_bits) ? ovf : r);
   return lane_cast<D>(out);
 }
 
@@ -236,14 +237,14 @@ EMU_HD D fast_ieee_d(const FastIeeeD& p, D x) {
 // quiet NaNs +-0x7fc00000 (what arithmetic on such NaNs produces); a NaN input
 // gives a NaN, possibly not quiet_nan()'s bits.
 struct FastIeeeRneF32 {
-  uint32_t emin_bits;    // exponent field of 2^emin
-  uint32_t cap_bits;     // exponent field cap that keeps the magic constant finite
-  uint32_t shift;        // (23 - man_bits) in the exponent field
-  uint32_t drop;         // 23 - man_bits
-  uint32_t max_bits;     // bits of the largest finite value
-  uint32_t flush_below;  // :nosub: magnitudes below these bits become 0
+  uint32_t emin_bits;         // exponent field of 2^emin
+  uint32_t cap_bits;          // exponent field cap that keeps the magic constant finite
+  uint32_t shift;             // (23 - man_bits) in the exponent field
+  uint32_t drop;              // 23 - man_bits
+  uint32_t max_bits;          // bits of the largest finite value
+  uint32_t flush_below;       // :nosub: magnitudes below these bits become 0
   uint32_t ovf_pos, ovf_neg;  // results of overflow / Inf input by sign (RNE: equal)
-  float max_value;       // the largest finite value
+  float max_value;            // the largest finite value
 };
 
 constexpr uint32_t kFastQuietNan32 = 0x7fc00000u;
@@ -352,12 +353,13 @@ EMU_HD D fast_posit_rne_d(const FastPositRneD& p, D x, M* flag) {
   // Exponent arithmetic in place (field at bit 52), without clamping: lanes
   // outside [lo, hi] are flagged, and a zero gets a finite C and stays +0.
   const U u = lane_cast<U>(x);
-  const U ee = u & 0x7ff0000000000000ull;
+  const U ee = u & uint64_t{0x7ff0000000000000};
   *flag = lane_beyond_nonzero(ee - (p.lo << 52), splat<U>((p.hi - p.lo) << 52), u);
-  const I s = lane_cast<I>(ee - (1023ull << 52));                   // s << 52
-  const U t = lane_cast<U>(s ^ (s >> 63));                           // (t << 52) + low junk
-  const U q = (t >> (52 + p.es)) << 52;                              // (t >> es) << 52
-  const D cs = lane_cast<D>(ee + (((52 - p.base) << 52) | (1ull << 51)) + q);  // C = 1.5 * 2^(s + 52 - F(s))
+  const I s = lane_cast<I>(ee - (uint64_t{1023} << 52));  // s << 52
+  const U t = lane_cast<U>(s ^ (s >> 63));                // (t << 52) + low junk
+  const U q = (t >> (52 + p.es)) << 52;                   // (t >> es) << 52
+  const D cs =
+      lane_cast<D>(ee + (((52 - p.base) << 52) | (uint64_t{1} << 51)) + q);  // C = 1.5 * 2^(s + 52 - F(s))
   return (x + cs) - cs;  // zero gives +0 (posits have one zero)
 }
 
@@ -396,7 +398,8 @@ EMU_HD FastPositRneF fast_posit_rne_f_params(const Format& f) {
     for (uint32_t e = p.lo; e <= p.hi; ++e) {
       const int s = static_cast<int>(e) - 127;
       const int t = s >= 0 ? s : -s - 1;
-      const uint32_t cexp = e + 23 - p.base + static_cast<uint32_t>(t >> p.es);  // C = 1.5 * 2^(s + 23 - F(s))
+      const uint32_t cexp =
+          e + 23 - p.base + static_cast<uint32_t>(t >> p.es);  // C = 1.5 * 2^(s + 23 - F(s))
       p.c_high[e & 63] = static_cast<uint16_t>(((cexp << 23) | (1u << 22)) >> 16);
     }
   }
@@ -409,10 +412,10 @@ EMU_HD FastPositRneF fast_posit_rne_f_params(const Format& f) {
 template <class U, class I, class Table>
 EMU_HD U posit_magic_bits(const FastPositRneF& p, const Table* table, U ee) {
   if (table) return lane_lookup_hi16(table, ee);
-  const I s = lane_cast<I>(ee - (127u << 23));                         // s << 23
-  const U t = lane_cast<U>(s ^ (s >> 31));                              // (t << 23) + low junk
-  const U q = (t >> (23 + p.es)) << 23;                                 // (t >> es) << 23
-  return ee + (((23 - p.base) << 23) | (1u << 22)) + q;                 // 1.5 * 2^(s + 23 - F(s))
+  const I s = lane_cast<I>(ee - (127u << 23));           // s << 23
+  const U t = lane_cast<U>(s ^ (s >> 31));               // (t << 23) + low junk
+  const U q = (t >> (23 + p.es)) << 23;                  // (t >> es) << 23
+  return ee + (((23 - p.base) << 23) | (1u << 22)) + q;  // 1.5 * 2^(s + 23 - F(s))
 }
 
 template <class F, class Table = uint16_t, class U = typename LaneTraits<F>::U,
@@ -437,7 +440,8 @@ template <class F, class Table = uint16_t, class U = typename LaneTraits<F>::U,
 EMU_HD F fast_posit_rne_product_f(const FastPositRneF& p, F a, F b, M* flag, const Table* table = nullptr) {
   const U u = lane_cast<U>(a * b);
   const U ee = u & 0x7f800000u;
-  *flag = lane_beyond_nonzero2(ee - (p.lo << 23), splat<U>((p.hi - p.lo) << 23), lane_cast<U>(a), lane_cast<U>(b));
+  *flag = lane_beyond_nonzero2(ee - (p.lo << 23), splat<U>((p.hi - p.lo) << 23), lane_cast<U>(a),
+                               lane_cast<U>(b));
   const F cs = lane_cast<F>(posit_magic_bits<U, I>(p, table, ee));
   return lane_fma(a, b, cs) - cs;  // a zero product gives +0
 }

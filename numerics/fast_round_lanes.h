@@ -83,13 +83,15 @@ EMU_HD uint32_t lane_lookup_hi16(const uint16_t* table, uint32_t x) {
 }
 
 // Masks (one bit of "this lane needs the slow path" per lane).
+EMU_HD bool lane_ge(uint32_t a, uint32_t b) { return a >= b; }
+EMU_HD bool lane_ge(uint64_t a, uint64_t b) { return a >= b; }
 EMU_HD bool lane_or(bool a, bool b) { return a || b; }
 EMU_HD bool lane_any(bool m) { return m; }
 // offset > limit (unsigned) && x != +-0, u being x's bits: x's exponent lies
 // outside a range (offset = exponent field - lowest, wrapping below it) and x
 // is not zero.
 EMU_HD bool lane_beyond_nonzero(uint64_t offset, uint64_t limit, uint64_t u) {
-  return offset > limit && (u & 0x7fffffffffffffffull) != 0;
+  return offset > limit && (u & uint64_t{0x7fffffffffffffff}) != 0;
 }
 EMU_HD bool lane_beyond_nonzero(uint32_t offset, uint32_t limit, uint32_t u) {
   return offset > limit && (u & 0x7fffffffu) != 0;
@@ -173,8 +175,12 @@ struct LaneTraits<v16f32> {
 };
 
 #if defined(__AVX512F__)
-inline v8u64 lane_umax(v8u64 a, v8u64 b) { return (v8u64)_mm512_maskz_max_epu64(0xff, (__m512i)a, (__m512i)b); }
-inline v8u64 lane_umin(v8u64 a, v8u64 b) { return (v8u64)_mm512_maskz_min_epu64(0xff, (__m512i)a, (__m512i)b); }
+inline v8u64 lane_umax(v8u64 a, v8u64 b) {
+  return (v8u64)_mm512_maskz_max_epu64(0xff, (__m512i)a, (__m512i)b);
+}
+inline v8u64 lane_umin(v8u64 a, v8u64 b) {
+  return (v8u64)_mm512_maskz_min_epu64(0xff, (__m512i)a, (__m512i)b);
+}
 inline v16u32 lane_umax(v16u32 a, v16u32 b) {
   return (v16u32)_mm512_maskz_max_epu32(0xffff, (__m512i)a, (__m512i)b);
 }
@@ -194,6 +200,8 @@ inline Mask16 lane_beyond_nonzero2(v16u32 offset, v16u32 limit, v16u32 ua, v16u3
   const __mmask16 nz = _mm512_test_epi32_mask((__m512i)ua, abs) & _mm512_test_epi32_mask((__m512i)ub, abs);
   return _mm512_mask_cmpgt_epu32_mask(nz, (__m512i)offset, (__m512i)limit);
 }
+inline Mask8 lane_ge(v8u64 a, v8u64 b) { return _mm512_cmpge_epu64_mask((__m512i)a, (__m512i)b); }
+inline Mask16 lane_ge(v16u32 a, v16u32 b) { return _mm512_cmpge_epu32_mask((__m512i)a, (__m512i)b); }
 inline bool lane_any(Mask8 m) { return m != 0; }
 inline bool lane_any(Mask16 m) { return m != 0; }
 inline Mask8 lane_or(Mask8 a, Mask8 b) { return a | b; }
@@ -204,7 +212,7 @@ inline v8u64 lane_umin(v8u64 a, v8u64 b) { return a < b ? a : b; }
 inline v16u32 lane_umax(v16u32 a, v16u32 b) { return a > b ? a : b; }
 inline v16u32 lane_umin(v16u32 a, v16u32 b) { return a < b ? a : b; }
 inline Mask8 lane_beyond_nonzero(v8u64 offset, v8u64 limit, v8u64 u) {
-  return (offset > limit) & ((u & 0x7fffffffffffffffull) != 0);
+  return (offset > limit) & ((u & uint64_t{0x7fffffffffffffff}) != 0);
 }
 inline Mask16 lane_beyond_nonzero(v16u32 offset, v16u32 limit, v16u32 u) {
   return (offset > limit) & ((u & 0x7fffffffu) != 0);
@@ -212,6 +220,8 @@ inline Mask16 lane_beyond_nonzero(v16u32 offset, v16u32 limit, v16u32 u) {
 inline Mask16 lane_beyond_nonzero2(v16u32 offset, v16u32 limit, v16u32 ua, v16u32 ub) {
   return (offset > limit) & ((ua & 0x7fffffffu) != 0) & ((ub & 0x7fffffffu) != 0);
 }
+inline Mask8 lane_ge(v8u64 a, v8u64 b) { return a >= b; }
+inline Mask16 lane_ge(v16u32 a, v16u32 b) { return a >= b; }
 inline bool lane_any(Mask8 m) {
   uint64_t r = 0;
   for (int i = 0; i < 8; ++i) r |= static_cast<uint64_t>(m[i]);
@@ -247,7 +257,8 @@ struct LaneTable64 {
 inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
 #if defined(__AVX512BW__)
   const __m512i idx = (__m512i)(x >> 7);
-  return (v16u32)_mm512_and_si512(_mm512_permutex2var_epi16(t->lo, idx, t->hi), _mm512_set1_epi32(0xffff0000));
+  return (v16u32)_mm512_and_si512(_mm512_permutex2var_epi16(t->lo, idx, t->hi),
+                                  _mm512_set1_epi32(0xffff0000));
 #else
   v16u32 r;
   for (int i = 0; i < 16; ++i) r[i] = lane_lookup_hi16(t->table, x[i]);
@@ -269,8 +280,10 @@ inline v16f32 lane_fma(v16f32 a, v16f32 b, v16f32 c) {
 // rounding modes give both neighbours in one instruction each.
 inline v16f32 lane_sum_rto(v16f32 a, v16f32 b) {
 #if defined(__AVX512F__)
-  const __m512 rd = _mm512_maskz_add_round_ps(0xffff, (__m512)a, (__m512)b, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  const __m512 ru = _mm512_maskz_add_round_ps(0xffff, (__m512)a, (__m512)b, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+  const __m512 rd =
+      _mm512_maskz_add_round_ps(0xffff, (__m512)a, (__m512)b, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m512 ru =
+      _mm512_maskz_add_round_ps(0xffff, (__m512)a, (__m512)b, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
   const __mmask16 odd = _mm512_test_epi32_mask(_mm512_castps_si512(rd), _mm512_set1_epi32(1));
   return (v16f32)_mm512_mask_blend_ps(odd, ru, rd);
 #else

@@ -4,7 +4,6 @@
 // boundaries anywhere), stochastic keys, and sweeps over all 2^32 binary32
 // inputs for fp16, bf16 and fp8_e4m3.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,8 +41,9 @@ std::string compare_quantize(const Format& f, const std::vector<float>& in, cons
   for (size_t i = 0; i < in.size(); ++i)
     if (bits_of(want[i]) != bits_of(out[i]) && bad++ == 0) first = i;
   char line[200];
-  std::snprintf(line, sizeof line, "%zu of %zu differ; first: element %zu, x = 0x%08x: scalar 0x%08x, bulk 0x%08x",
-                bad, in.size(), first, bits_of(in[first]), bits_of(want[first]), bits_of(out[first]));
+  std::snprintf(line, sizeof line,
+                "%zu of %zu differ; first: element %zu, x = 0x%08x: scalar 0x%08x, bulk 0x%08x", bad,
+                in.size(), first, bits_of(in[first]), bits_of(want[first]), bits_of(out[first]));
   return line;
 }
 
@@ -122,9 +122,9 @@ std::vector<float> corpus_for(const Format& f) {
 }
 
 std::vector<std::string> ieee_bases() {
-  return {"fp32", "tf32", "bf16", "fp16", "fp8_e5m2", "fp8_e4m3", "e4m3", "fp6_e3m2", "fp6_e2m3",
-          "fp4_e2m1", "e1m0", "e1m1", "e1m23", "e2m0", "e3m1", "e5m0", "e8m0", "e8m1", "e8m22",
-          "e7m16", "e6m6", "e3m10", "e2m23", "e4m23"};
+  return {"fp32",     "tf32",     "bf16",  "fp16",  "fp8_e5m2", "fp8_e4m3", "e4m3",  "fp6_e3m2",
+          "fp6_e2m3", "fp4_e2m1", "e1m0",  "e1m1",  "e1m23",    "e2m0",     "e3m1",  "e5m0",
+          "e8m0",     "e8m1",     "e8m22", "e7m16", "e6m6",     "e3m10",    "e2m23", "e4m23"};
 }
 const char* const kModes[] = {"", ":rtz", ":rup", ":rdn", ":rna", ":sr"};
 
@@ -152,6 +152,7 @@ TEST_CASE("quantize_array equals scalar quantize for every format, mode and thre
     for (unsigned threads = 1; threads <= 3; ++threads) {
       BulkOptions opt;
       opt.threads = threads;
+      opt.min_per_thread = 1;  // chunk boundaries inside even the shortest corpus
       opt.seed = 0x1234567890abcdefull;
       opt.stream = 17;
       opt.first_index = 3;  // not a multiple of 4: Philox blocks straddle the start
@@ -180,14 +181,16 @@ TEST_CASE("the IEEE bit kernel covers exactly the IEEE-like storage formats") {
 
 TEST_CASE("odd lengths and every chunk boundary give the scalar bits") {
   std::vector<float> corpus = as_floats(random_patterns(4099, 77));
-  for (const char* spec : {"fp16", "bf16:sr", "fp8_e4m3:rna:sat", "e5m2:sr:nosub", "posit8_1:sr", "fixed8_4:rdn"}) {
+  for (const char* spec :
+       {"fp16", "bf16:sr", "fp8_e4m3:rna:sat", "e5m2:sr:nosub", "posit8_1:sr", "fixed8_4:rdn"}) {
     Format f = parse_format(spec);
-    for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{15}, size_t{16}, size_t{17}, size_t{63},
-                     size_t{1025}, size_t{4099}}) {
+    for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{15}, size_t{16}, size_t{17},
+                     size_t{63}, size_t{1025}, size_t{4099}}) {
       std::vector<float> in(corpus.begin(), corpus.begin() + static_cast<long>(n));
       for (unsigned threads = 1; threads <= 3; ++threads) {
         BulkOptions opt;
         opt.threads = threads;
+        opt.min_per_thread = 1;
         opt.seed = 5;
         opt.first_index = n;  // varies the Philox block phase
         std::vector<float> out(n, -1.0f);
@@ -212,9 +215,15 @@ TEST_CASE("in-place quantize_array and the automatic thread count") {
   CHECK(std::memcmp(inplace.data(), out.data(), out.size() * sizeof(float)) == 0);
   CHECK(bulk_thread_count(10, BulkOptions{}) == 1);
   BulkOptions three;
-  three.threads = 3;
+  three.threads = 3;  // at most three, each with at least kBulkMinPerThread elements
+  CHECK(bulk_thread_count(1000, three) == 1);
+  CHECK(bulk_thread_count(2 * kBulkMinPerThread, three) == 2);
+  CHECK(bulk_thread_count(10 * kBulkMinPerThread, three) == 3);
+  CHECK(bulk_thread_count(10000, three, 4096) == 2);
+  three.min_per_thread = 1;  // exactly three
   CHECK(bulk_thread_count(2, three) == 2);
   CHECK(bulk_thread_count(1000, three) == 3);
+  CHECK(quantize_array_threads(parse_format("posit16_1"), 40000, BulkOptions{}) >= 1);
 }
 
 TEST_CASE("stochastic rounding depends on the index key only") {
@@ -226,6 +235,7 @@ TEST_CASE("stochastic rounding depends on the index key only") {
     opt.seed = 2024;
     opt.stream = 3;
     opt.first_index = 1000001;
+    opt.min_per_thread = 1;
     std::vector<float> ref(in.size());
     opt.threads = 1;
     quantize_array(f, in.data(), ref.data(), in.size(), opt);
@@ -281,7 +291,7 @@ TEST_CASE("stochastic rounding at the exact carry boundary") {
       ++found;
       opt.first_index = index;
       const uint32_t kept = 0x3f900000u & ~((1u << drop) - 1);  // 1.125, a value of every format here
-      for (uint32_t extra : {0u, 1u}) {  // sum 2^32 - 1: truncate; 2^32: round away
+      for (uint32_t extra : {0u, 1u}) {                         // sum 2^32 - 1: truncate; 2^32: round away
         float x = from_bits(kept | (dropped + extra)), y = 0;
         quantize_array(f, &x, &y, 1, opt);
         CHECK(bits_of(y) == bits_of(scalar_quantize(f, x, opt, 0)));
@@ -317,8 +327,8 @@ size_t sweep_half(const Format& f, uint32_t lo, uint32_t hi, uint32_t stride, st
     uint32_t want = bits_of(quantize(f, from_bits(u)));
     if (want != got && error->empty()) {
       char line[160];
-      std::snprintf(line, sizeof line, "%s: x = 0x%08x: scalar 0x%08x, bulk 0x%08x", format_name(f).c_str(), u,
-                    want, got);
+      std::snprintf(line, sizeof line, "%s: x = 0x%08x: scalar 0x%08x, bulk 0x%08x", format_name(f).c_str(),
+                    u, want, got);
       *error = line;
     }
   };
@@ -379,6 +389,7 @@ TEST_CASE("a stride through every binary32 exponent, every mode") {
       for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) in.push_back(from_bits(static_cast<uint32_t>(u)));
       BulkOptions opt;
       opt.threads = 2;
+      opt.min_per_thread = 1;
       opt.seed = 31;
       std::vector<float> out(in.size());
       quantize_array(f, in.data(), out.data(), in.size(), opt);
@@ -432,6 +443,7 @@ void check_decode_encode(const Format& f, const std::vector<uint64_t>& codes) {
   for (unsigned threads = 1; threads <= 3; ++threads) {
     BulkOptions opt;
     opt.threads = threads;
+    opt.min_per_thread = 1;
     decode_array(f, in.data(), values.data(), n, opt);
     std::vector<float> want(n);
     for (size_t i = 0; i < n; ++i) want[i] = static_cast<float>(decode(f, in[i]));

@@ -5,7 +5,6 @@
 // The GEMM cases check which path ran, so that a fast path silently falling
 // back to the generic one fails the test instead of passing it.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -33,13 +32,20 @@ struct FloatSource {
   explicit FloatSource(uint64_t seed) : rng(seed) {}
   float any() {
     switch (rng() % 16) {
-      case 0: return 0.0f;
-      case 1: return -0.0f;
-      case 2: return std::numeric_limits<float>::infinity();
-      case 3: return -std::numeric_limits<float>::infinity();
-      case 4: return std::numeric_limits<float>::quiet_NaN();
-      case 5: return bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu);  // subnormal
-      default: return bits_float(static_cast<uint32_t>(rng()));               // anything, NaNs included
+      case 0:
+        return 0.0f;
+      case 1:
+        return -0.0f;
+      case 2:
+        return std::numeric_limits<float>::infinity();
+      case 3:
+        return -std::numeric_limits<float>::infinity();
+      case 4:
+        return std::numeric_limits<float>::quiet_NaN();
+      case 5:
+        return bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu);  // subnormal
+      default:
+        return bits_float(static_cast<uint32_t>(rng()));  // anything, NaNs included
     }
   }
   // A finite value with magnitude around 2^[lo, hi).
@@ -106,10 +112,22 @@ TEST_CASE("round-to-odd sums: scalar, vector and the definition agree", "[gemm][
   std::vector<float> as, bs;
   for (int i = 0; i < 300000; ++i) {
     switch (i % 4) {
-      case 0: as.push_back(src.around(-140, 60)); bs.push_back(src.around(-140, 60)); break;
-      case 1: as.push_back(src.short_value(-30, 30, 8)); bs.push_back(src.short_value(-60, 30, 20)); break;
-      case 2: as.push_back(bits_float(static_cast<uint32_t>(src.rng()) & 0x807fffffu)); bs.push_back(src.any()); break;
-      default: as.push_back(src.around(-20, 20)); bs.push_back(-as.back() * (1 + std::ldexp(1.0f, -20))); break;
+      case 0:
+        as.push_back(src.around(-140, 60));
+        bs.push_back(src.around(-140, 60));
+        break;
+      case 1:
+        as.push_back(src.short_value(-30, 30, 8));
+        bs.push_back(src.short_value(-60, 30, 20));
+        break;
+      case 2:
+        as.push_back(bits_float(static_cast<uint32_t>(src.rng()) & 0x807fffffu));
+        bs.push_back(src.any());
+        break;
+      default:
+        as.push_back(src.around(-20, 20));
+        bs.push_back(-as.back() * (1 + std::ldexp(1.0f, -20)));
+        break;
     }
   }
   size_t checked = 0;
@@ -134,8 +152,8 @@ TEST_CASE("round-to-odd sums: scalar, vector and the definition agree", "[gemm][
 }
 
 TEST_CASE("fast_ieee_rne_d equals round_value where it does not flag", "[gemm][fast_round]") {
-  for (const char* spec : {"e6m6", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3:sat", "fp6_e2m3", "fp4_e2m1",
-                           "e3m2", "tf32", "fp32", "e8m1", "e5m0", "e2m5:sat", "e10m40"}) {
+  for (const char* spec : {"e6m6", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3:sat", "fp6_e2m3",
+                           "fp4_e2m1", "e3m2", "tf32", "fp32", "e8m1", "e5m0", "e2m5:sat", "e10m40"}) {
     INFO(spec);
     const Format f = parse_format(spec);
     REQUIRE(fast_ieee_rne_d_supported(f));
@@ -176,8 +194,9 @@ TEST_CASE("fast_ieee_rne_d equals round_value where it does not flag", "[gemm][f
 }
 
 TEST_CASE("fast_ieee_rne_product_f equals round_value of the exact product", "[gemm][fast_round]") {
-  for (const char* spec : {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "e7m21",
-                           "e7m2", "e5m10:sat", "e4m0", "e1m3", "bf16", "tf32", "e8m1", "e8m21", "bf16:sat"}) {
+  for (const char* spec :
+       {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "e7m21", "e7m2",
+        "e5m10:sat", "e4m0", "e1m3", "bf16", "tf32", "e8m1", "e8m21", "bf16:sat"}) {
     INFO(spec);
     const Format f = parse_format(spec);
     REQUIRE(fast_ieee_rne_product_f_supported(f));
@@ -186,10 +205,22 @@ TEST_CASE("fast_ieee_rne_product_f equals round_value of the exact product", "[g
     std::vector<float> as, bs;
     for (int i = 0; i < 400000; ++i) {
       switch (i % 4) {
-        case 0: as.push_back(src.around(-80, 40)); bs.push_back(src.around(-80, 40)); break;
-        case 1: as.push_back(src.short_value(-20, 10, 5)); bs.push_back(src.short_value(-20, 10, 6)); break;
-        case 2: as.push_back(src.any()); bs.push_back(src.around(-150, 128)); break;
-        default: as.push_back(src.around(-150, 20)); bs.push_back(src.around(-150, 20)); break;
+        case 0:
+          as.push_back(src.around(-80, 40));
+          bs.push_back(src.around(-80, 40));
+          break;
+        case 1:
+          as.push_back(src.short_value(-20, 10, 5));
+          bs.push_back(src.short_value(-20, 10, 6));
+          break;
+        case 2:
+          as.push_back(src.any());
+          bs.push_back(src.around(-150, 128));
+          break;
+        default:
+          as.push_back(src.around(-150, 20));
+          bs.push_back(src.around(-150, 20));
+          break;
       }
     }
     // Products at and next to the format's ties: a = tie / b exactly.
@@ -229,8 +260,8 @@ TEST_CASE("fast_ieee_rne_product_f equals round_value of the exact product", "[g
 }
 
 TEST_CASE("fast_ieee_d equals round_value for every input and non-stochastic mode", "[gemm][fast_round]") {
-  const char* bases[] = {"e6m6", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp4_e2m1", "e3m2", "fp32",
-                         "e5m0", "e10m30"};
+  const char* bases[] = {"e6m6",     "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3",
+                         "fp4_e2m1", "e3m2", "fp32", "e5m0",     "e10m30"};
   const char* mods[] = {"", ":rtz", ":rup", ":rdn", ":rna", ":nosub", ":sat", ":rtz:nosub", ":rup:sat"};
   FloatSource src(3);
   std::vector<double> common;
@@ -252,12 +283,23 @@ TEST_CASE("fast_ieee_d equals round_value for every input and non-stochastic mod
       for (size_t i = 0; i < xs.size(); ++i) {
         double r = 0;
         switch (f.rounding) {
-          case Rounding::NearestEven: r = fast_ieee_d<Rounding::NearestEven>(p, xs[i]); break;
-          case Rounding::TowardZero: r = fast_ieee_d<Rounding::TowardZero>(p, xs[i]); break;
-          case Rounding::Up: r = fast_ieee_d<Rounding::Up>(p, xs[i]); break;
-          case Rounding::Down: r = fast_ieee_d<Rounding::Down>(p, xs[i]); break;
-          case Rounding::NearestAway: r = fast_ieee_d<Rounding::NearestAway>(p, xs[i]); break;
-          case Rounding::Stochastic: break;
+          case Rounding::NearestEven:
+            r = fast_ieee_d<Rounding::NearestEven>(p, xs[i]);
+            break;
+          case Rounding::TowardZero:
+            r = fast_ieee_d<Rounding::TowardZero>(p, xs[i]);
+            break;
+          case Rounding::Up:
+            r = fast_ieee_d<Rounding::Up>(p, xs[i]);
+            break;
+          case Rounding::Down:
+            r = fast_ieee_d<Rounding::Down>(p, xs[i]);
+            break;
+          case Rounding::NearestAway:
+            r = fast_ieee_d<Rounding::NearestAway>(p, xs[i]);
+            break;
+          case Rounding::Stochastic:
+            break;
         }
         const double ref = round_value(f, xs[i]);
         if (!same_bits(r, ref)) FAIL_CHECK("x=" << xs[i] << " fast=" << r << " ref=" << ref);
@@ -290,7 +332,8 @@ TEST_CASE("fast_ieee_rne_f32 equals quantize on binary32 inputs", "[gemm][fast_r
     // Every 997th bit pattern (all exponents, both signs), the format's edges,
     // random values.
     for (uint64_t u = 0; u < (1ull << 32); u += 997) xs.push_back(bits_float(static_cast<uint32_t>(u)));
-    for (double v : ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4"))) xs.push_back(static_cast<float>(v));
+    for (double v : ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4")))
+      xs.push_back(static_cast<float>(v));
     FloatSource src(4);
     for (int i = 0; i < 100000; ++i) xs.push_back(src.any());
     for (float x : xs) {
@@ -316,8 +359,8 @@ TEST_CASE("fast_ieee_rne_f32 equals quantize on binary32 inputs", "[gemm][fast_r
 }
 
 TEST_CASE("fast_posit_rne_d equals round_value where it does not flag", "[gemm][fast_round]") {
-  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2", "posit12_1",
-                           "posit24_0", "posit10_3"}) {
+  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2",
+                           "posit12_1", "posit24_0", "posit10_3"}) {
     INFO(spec);
     const Format f = parse_format(spec);
     REQUIRE(fast_posit_rne_d_supported(f));
@@ -370,15 +413,17 @@ TEST_CASE("fast_posit_rne_d equals round_value where it does not flag", "[gemm][
         const bool lane_flag = flag[l] != 0;
 #endif
         if (lane_flag != scalar_flag) FAIL_CHECK("vector and scalar flags differ, x=" << xs[i + l]);
-        if (!lane_flag && !same_bits(r[l], round_value(f, xs[i + l]))) FAIL_CHECK("vector lane, x=" << xs[i + l]);
+        if (!lane_flag && !same_bits(r[l], round_value(f, xs[i + l])))
+          FAIL_CHECK("vector lane, x=" << xs[i + l]);
       }
     }
   }
 }
 
-TEST_CASE("posit rounding of exact products and of round-to-odd sums equals round_value", "[gemm][fast_round]") {
-  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2", "posit12_1",
-                           "posit24_0", "posit10_3", "posit20_1"}) {
+TEST_CASE("posit rounding of exact products and of round-to-odd sums equals round_value",
+          "[gemm][fast_round]") {
+  for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2",
+                           "posit12_1", "posit24_0", "posit10_3", "posit20_1"}) {
     INFO(spec);
     const Format f = parse_format(spec);
     REQUIRE(fast_posit_rne_f_supported(f));
@@ -411,7 +456,8 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
       if (pass == 1) {
         in.clear();
         std::mt19937_64 rng(8);
-        for (int i = 0; i < 300000; ++i) in.push_back({values[rng() % values.size()], values[rng() % values.size()]});
+        for (int i = 0; i < 300000; ++i)
+          in.push_back({values[rng() % values.size()], values[rng() % values.size()]});
       }
       for (size_t i = 0; i + 16 <= in.size(); i += 16) {
         v16f32 va, vb;
@@ -428,7 +474,8 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
         for (int l = 0; l < 16; ++l) {
           const float a = in[i + l].first, b = in[i + l].second;
           bool flag;
-          const float r = pass ? fast_posit_rne_f(p, lane_sum_rto(a, b), &flag) : fast_posit_rne_product_f(p, a, b, &flag);
+          const float r = pass ? fast_posit_rne_f(p, lane_sum_rto(a, b), &flag)
+                               : fast_posit_rne_product_f(p, a, b, &flag);
           if (p.has_table && !flag) {  // the scalar lookup gives the same
             bool tflag;
             const float rt = pass ? fast_posit_rne_f(p, lane_sum_rto(a, b), &tflag, p.c_high)
@@ -446,8 +493,8 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
           const Exact x = pass ? exact_add(a, b, false) : exact_mul(a, b);
           const float ref = static_cast<float>(round_exact(f, x, 0));
           if (!same_bits(r, ref) || !same_bits(vr[l], ref))
-            FAIL_CHECK((pass ? "sum" : "product") << " a=" << a << " b=" << b << " fast=" << r << " vector=" << vr[l]
-                                                  << " ref=" << ref);
+            FAIL_CHECK((pass ? "sum" : "product")
+                       << " a=" << a << " b=" << b << " fast=" << r << " vector=" << vr[l] << " ref=" << ref);
         }
       }
     }
@@ -460,8 +507,8 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
 
 namespace {
 
-MacPolicy policy(const std::string& mul, const std::string& acc, const std::string& out = "fp32", int chunk = 0,
-                 const std::string& outer = "fp32") {
+MacPolicy policy(const std::string& mul, const std::string& acc, const std::string& out = "fp32",
+                 int chunk = 0, const std::string& outer = "fp32") {
   MacPolicy p;
   p.mul_exact = mul == "exact";
   p.mul = parse_format(mul == "exact" ? "fp32" : mul);
@@ -473,8 +520,9 @@ MacPolicy policy(const std::string& mul, const std::string& acc, const std::stri
 }
 
 // C[i][j] = mac_reduce(row i of A, column j of B), written independently of gemm.cpp.
-std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, int64_t lda, const std::vector<float>& B,
-                             int64_t ldb, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& d) {
+std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, int64_t lda,
+                             const std::vector<float>& B, int64_t ldb, int64_t M, int64_t N, int64_t K,
+                             const float* bias, const GemmDraws& d) {
   std::vector<float> C(static_cast<size_t>(M * N));
   std::vector<float> col(static_cast<size_t>(K));
   const uint64_t sites = 2 * static_cast<uint64_t>(K) +
@@ -484,7 +532,8 @@ std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, in
     for (int64_t i = 0; i < M; ++i) {
       const uint64_t o = static_cast<uint64_t>(i * N + j);
       auto draw = [&](uint64_t site) { return philox_draw(d.seed, d.stream, o * sites + site); };
-      C[i * N + j] = static_cast<float>(mac_reduce(p, A.data() + i * lda, col.data(), K, bias ? bias + j : nullptr, draw));
+      C[i * N + j] = static_cast<float>(
+          mac_reduce(p, A.data() + i * lda, col.data(), K, bias ? bias + j : nullptr, draw));
     }
   }
   return C;
@@ -498,24 +547,51 @@ std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, D
   FloatSource src(rng());
   for (size_t i = 0; i < x.size(); ++i) {
     switch (kind) {
-      case Data::Normal: x[i] = nd(rng); break;
-      case Data::Wide: x[i] = rng() % 7 == 0 ? 0.0f : src.around(-40, 17); break;
+      case Data::Normal:
+        x[i] = nd(rng);
+        break;
+      case Data::Wide:
+        x[i] = rng() % 7 == 0 ? 0.0f : src.around(-40, 17);
+        break;
       case Data::Specials:
         switch (rng() % 24) {
-          case 0: x[i] = std::numeric_limits<float>::infinity(); break;
-          case 1: x[i] = -std::numeric_limits<float>::infinity(); break;
-          case 2: x[i] = std::numeric_limits<float>::quiet_NaN(); break;
-          case 3: x[i] = 0.0f; break;
-          case 4: x[i] = -0.0f; break;
-          case 5: x[i] = bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu); break;
-          case 6: x[i] = src.around(100, 127); break;
-          default: x[i] = nd(rng);
+          case 0:
+            x[i] = std::numeric_limits<float>::infinity();
+            break;
+          case 1:
+            x[i] = -std::numeric_limits<float>::infinity();
+            break;
+          case 2:
+            x[i] = std::numeric_limits<float>::quiet_NaN();
+            break;
+          case 3:
+            x[i] = 0.0f;
+            break;
+          case 4:
+            x[i] = -0.0f;
+            break;
+          case 5:
+            x[i] = bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu);
+            break;
+          case 6:
+            x[i] = src.around(100, 127);
+            break;
+          default:
+            x[i] = nd(rng);
         }
         break;
-      case Data::Int8: x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128); break;
-      case Data::Fixed4: x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128) / 16.0f; break;
-      case Data::Sparse: x[i] = rng() % 3 ? 0.0f : (rng() % 2 ? -0.0f : nd(rng)); break;
-      case Data::Tiny: x[i] = src.around(-60, -10); break;
+      case Data::Int8:
+        x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128);
+        break;
+      case Data::Fixed4:
+        x[i] = static_cast<float>(static_cast<int>(rng() % 256) - 128) / 16.0f;
+        break;
+      case Data::Sparse:
+        x[i] = rng() % 3 ? 0.0f : (rng() % 2 ? -0.0f : nd(rng));
+        break;
+      case Data::Tiny:
+        x[i] = src.around(-60, -10);
+        break;
     }
   }
   return x;
@@ -529,8 +605,15 @@ struct Shape {
 // without bias, and compares every output bit with the reference. `expect` is
 // the path that must run (Generic is also run explicitly).
 void check_gemm(const MacPolicy& p, GemmPath expect, Data da, Data db, uint64_t seed,
-                std::vector<Shape> shapes = {{1, 1, 1}, {1, 37, 5}, {5, 1, 9}, {7, 33, 1}, {13, 47, 29}, {4, 32, 256},
-                                             {9, 70, 300}, {3, 17, 520}, {2, 530, 3}},
+                std::vector<Shape> shapes = {{1, 1, 1},
+                                             {1, 37, 5},
+                                             {5, 1, 9},
+                                             {7, 33, 1},
+                                             {13, 47, 29},
+                                             {4, 32, 256},
+                                             {9, 70, 300},
+                                             {3, 17, 520},
+                                             {2, 530, 3}},
                 GemmDraws draws = {}) {
   std::mt19937_64 rng(seed);
   int variant = 0;
@@ -547,8 +630,8 @@ void check_gemm(const MacPolicy& p, GemmPath expect, Data da, Data db, uint64_t 
         INFO("M=" << s.M << " N=" << s.N << " K=" << s.K << " threads=" << threads << " bias=" << with_bias
                   << " generic=" << generic);
         std::vector<float> C(static_cast<size_t>(s.M * ldc), 12345.0f);
-        const GemmPath ran = mac_gemm_run(p, A.data(), lda, B.data(), ldb, C.data(), ldc, s.M, s.N, s.K, bp, draws,
-                                          threads, generic);
+        const GemmPath ran = mac_gemm_run(p, A.data(), lda, B.data(), ldb, C.data(), ldc, s.M, s.N, s.K, bp,
+                                          draws, threads, generic);
         CHECK(std::string(gemm_path_name(ran)) == gemm_path_name(generic ? GemmPath::Generic : expect));
         size_t bad = 0;
         for (int64_t i = 0; i < s.M; ++i) {
@@ -593,11 +676,12 @@ TEST_CASE("policies pick the fast paths", "[gemm]") {
 TEST_CASE("generic path equals mac_reduce, stochastic rounding included", "[gemm]") {
   const GemmDraws d{0x1234abcdull, 7};
   const std::vector<Shape> shapes = {{1, 1, 1}, {3, 5, 7}, {6, 9, 13}, {2, 3, 0}};
-  check_gemm(policy("e6m6:sr", "bf16:sr", "fp16:sr"), GemmPath::Generic, Data::Normal, Data::Normal, 1, shapes, d);
-  check_gemm(policy("exact", "e5m7:sr", "fp32", 4, "bf16:sr"), GemmPath::Generic, Data::Normal, Data::Normal, 2,
+  check_gemm(policy("e6m6:sr", "bf16:sr", "fp16:sr"), GemmPath::Generic, Data::Normal, Data::Normal, 1,
              shapes, d);
-  check_gemm(policy("posit8_1", "posit16_1:rtz", "posit8_0"), GemmPath::Generic, Data::Specials, Data::Normal, 3,
-             shapes, d);
+  check_gemm(policy("exact", "e5m7:sr", "fp32", 4, "bf16:sr"), GemmPath::Generic, Data::Normal, Data::Normal,
+             2, shapes, d);
+  check_gemm(policy("posit8_1", "posit16_1:rtz", "posit8_0"), GemmPath::Generic, Data::Specials, Data::Normal,
+             3, shapes, d);
   check_gemm(policy("exact", "fp32"), GemmPath::Generic, Data::Specials, Data::Specials, 4, shapes, d);
 }
 
@@ -606,14 +690,16 @@ TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
   check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Wide, Data::Sparse, 11);
   check_gemm(policy("fp32", "fp32", "bf16", 5), GemmPath::Fp32, Data::Normal, Data::Wide, 12);
   check_gemm(policy("fp32", "fp32", "fp32", 64), GemmPath::Fp32, Data::Normal, Data::Normal, 13);
-  check_gemm(policy("fp32", "fp32", "fp32", 300), GemmPath::Fp32, Data::Normal, Data::Normal, 15, {{3, 17, 520}});
+  check_gemm(policy("fp32", "fp32", "fp32", 300), GemmPath::Fp32, Data::Normal, Data::Normal, 15,
+             {{3, 17, 520}});
   // Non-finite operands go to the generic path (Inf * 0 must be skipped, not NaN).
-  check_gemm(policy("fp32", "fp32"), GemmPath::Generic, Data::Specials, Data::Normal, 14, {{3, 20, 30}, {5, 40, 9}});
+  check_gemm(policy("fp32", "fp32"), GemmPath::Generic, Data::Specials, Data::Normal, 14,
+             {{3, 20, 30}, {5, 40, 9}});
 }
 
 TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]") {
-  for (const char* mul : {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "e5m10:sat", "fp4_e2m1", "bf16", "tf32", "e8m1",
-                          "e8m21"}) {
+  for (const char* mul :
+       {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "e5m10:sat", "fp4_e2m1", "bf16", "tf32", "e8m1", "e8m21"}) {
     INFO(mul);
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Normal, Data::Normal, 20);
     check_gemm(policy(mul, "fp32", "fp16", 7), GemmPath::MulFmaF32, Data::Wide, Data::Sparse, 21,
@@ -623,8 +709,8 @@ TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Tiny, Data::Wide, 23, {{5, 37, 41}});
   }
   // Stochastic rounding in the epilogue (promotions, bias, output) of a fast path.
-  check_gemm(policy("e6m6", "fp32", "bf16:sr", 7, "bf16:sr"), GemmPath::MulFmaF32, Data::Normal, Data::Wide, 35,
-             {{5, 37, 41}, {3, 17, 300}}, GemmDraws{0xfeed, 11});
+  check_gemm(policy("e6m6", "fp32", "bf16:sr", 7, "bf16:sr"), GemmPath::MulFmaF32, Data::Normal, Data::Wide,
+             35, {{5, 37, 41}, {3, 17, 300}}, GemmDraws{0xfeed, 11});
   for (const char* mul : {"e8m22", "e5m23", "e7m22:sat"}) {
     INFO(mul);
     check_gemm(policy(mul, "fp32"), GemmPath::MulRneF32, Data::Normal, Data::Normal, 24);
@@ -632,22 +718,29 @@ TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]
                {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, "fp32"), GemmPath::MulRneF32, Data::Tiny, Data::Tiny, 26, {{5, 37, 41}});
   }
-  for (const char* mul : {"e6m6:rtz", "bf16:rup", "fp16:rdn", "fp8_e4m3:rna", "e6m6:nosub", "bf16:rtz:nosub"}) {
+  for (const char* mul :
+       {"e6m6:rtz", "bf16:rup", "fp16:rdn", "fp8_e4m3:rna", "e6m6:nosub", "bf16:rtz:nosub"}) {
     INFO(mul);
     check_gemm(policy(mul, "fp32"), GemmPath::MulIeeeF32, Data::Normal, Data::Wide, 27);
-    check_gemm(policy(mul, "fp32", "fp32", 16), GemmPath::MulIeeeF32, Data::Tiny, Data::Wide, 28, {{5, 37, 41}});
+    check_gemm(policy(mul, "fp32", "fp32", 16), GemmPath::MulIeeeF32, Data::Tiny, Data::Wide, 28,
+               {{5, 37, 41}});
     check_gemm(policy(mul, "fp32"), GemmPath::Generic, Data::Specials, Data::Normal, 29, {{3, 20, 30}});
   }
 }
 
 TEST_CASE("fast path (c) short IEEE-like accumulators equal mac_reduce", "[gemm]") {
-  for (auto [mul, acc] : {std::pair{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8_e4m3", "fp16"}, {"fp8_e5m2", "fp16"},
-                          {"e5m2", "e5m2"}, {"e8m3", "bf16"}}) {
+  for (auto [mul, acc] : {std::pair{"bf16", "bf16"},
+                          {"fp16", "fp16"},
+                          {"fp8_e4m3", "fp16"},
+                          {"fp8_e5m2", "fp16"},
+                          {"e5m2", "e5m2"},
+                          {"e8m3", "bf16"}}) {
     INFO(mul << " / " << acc);
     check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Normal, Data::Normal, 30);
     check_gemm(policy(mul, acc, "fp32", 8, "bf16"), GemmPath::AccIeee, Data::Wide, Data::Sparse, 31,
                {{5, 37, 41}, {9, 70, 300}});
-    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Specials, Data::Specials, 32, {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Specials, Data::Specials, 32,
+               {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, acc, acc), GemmPath::AccIeee, Data::Tiny, Data::Wide, 33, {{5, 37, 41}});
   }
 }
@@ -668,12 +761,18 @@ TEST_CASE("fast path (d) integer operands with exact products equal mac_reduce",
 }
 
 TEST_CASE("fast path (e) posit products and accumulator equal mac_reduce", "[gemm]") {
-  for (auto [mul, acc] : {std::pair{"posit16_1", "posit16_1"}, {"posit8_0", "posit8_0"}, {"posit16_2", "posit16_2"},
-                          {"posit12_1", "posit12_1"}, {"posit8_1", "posit16_1"}, {"posit16_1", "posit24_0"}}) {
+  for (auto [mul, acc] : {std::pair{"posit16_1", "posit16_1"},
+                          {"posit8_0", "posit8_0"},
+                          {"posit16_2", "posit16_2"},
+                          {"posit12_1", "posit12_1"},
+                          {"posit8_1", "posit16_1"},
+                          {"posit16_1", "posit24_0"}}) {
     INFO(mul << " / " << acc);
     check_gemm(policy(mul, acc), GemmPath::Posit, Data::Normal, Data::Normal, 50);
-    check_gemm(policy(mul, acc, acc, 6), GemmPath::Posit, Data::Wide, Data::Sparse, 51, {{5, 37, 41}, {9, 40, 300}});
-    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Specials, Data::Specials, 52, {{5, 37, 41}, {3, 17, 300}});
+    check_gemm(policy(mul, acc, acc, 6), GemmPath::Posit, Data::Wide, Data::Sparse, 51,
+               {{5, 37, 41}, {9, 40, 300}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Specials, Data::Specials, 52,
+               {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, acc), GemmPath::Posit, Data::Tiny, Data::Wide, 53, {{5, 37, 41}});
   }
 }

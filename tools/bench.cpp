@@ -22,6 +22,7 @@
 
 #include "numerics/bulk.h"
 #include "numerics/format_spec.h"
+#include "tools/bench_gemm.h"
 #include "tools/commands.h"
 
 namespace emu::cli {
@@ -72,10 +73,14 @@ std::string cpu_description() {
       size_t colon = line.find(':');
       return colon == std::string::npos ? std::string() : line.substr(std::min(line.size(), colon + 2));
     };
-    if (line.rfind("model name", 0) == 0 && name == "unknown CPU") name = value();
-    else if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
-    else if (line.rfind("model\t", 0) == 0 && model.empty()) model = value();
-    else if (line.rfind("flags", 0) == 0 && flags.empty()) flags = " " + value() + " ";
+    if (line.rfind("model name", 0) == 0 && name == "unknown CPU")
+      name = value();
+    else if (line.rfind("cpu family", 0) == 0 && family.empty())
+      family = value();
+    else if (line.rfind("model\t", 0) == 0 && model.empty())
+      model = value();
+    else if (line.rfind("flags", 0) == 0 && flags.empty())
+      flags = " " + value() + " ";
   }
   std::string simd;
   for (const char* f : {"avx512f", "avx2"})
@@ -92,14 +97,19 @@ size_t parse_count(const std::string& text) {
   try {
     value = std::stoull(text, &pos);
   } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("bad count '{}': want an integer, optionally with Ki, Mi or Gi", text));
+    throw std::invalid_argument(
+        fmt::format("bad count '{}': want an integer, optionally with Ki, Mi or Gi", text));
   }
   std::string suffix = text.substr(pos);
-  if (suffix == "Ki") value <<= 10;
-  else if (suffix == "Mi") value <<= 20;
-  else if (suffix == "Gi") value <<= 30;
+  if (suffix == "Ki")
+    value <<= 10;
+  else if (suffix == "Mi")
+    value <<= 20;
+  else if (suffix == "Gi")
+    value <<= 30;
   else if (!suffix.empty())
-    throw std::invalid_argument(fmt::format("bad count '{}': unknown suffix '{}' (Ki, Mi, Gi)", text, suffix));
+    throw std::invalid_argument(
+        fmt::format("bad count '{}': unknown suffix '{}' (Ki, Mi, Gi)", text, suffix));
   return static_cast<size_t>(value);
 }
 
@@ -121,8 +131,10 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   for (const auto& row : rows) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
-      if (c == 0) line += fmt::format("{:<{}}", row[c], width[c]);
-      else line += fmt::format("  {:>{}}", row[c], width[c]);
+      if (c == 0)
+        line += fmt::format("{:<{}}", row[c], width[c]);
+      else
+        line += fmt::format("  {:>{}}", row[c], width[c]);
     }
     fmt::print("{}\n", line);
   }
@@ -130,8 +142,8 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 
 // --- bench quantize -------------------------------------------------------
 
-const char* const kDefaultQuantizeFormats[] = {"fp16", "bf16", "e4m3", "fp8_e4m3", "e5m2:sr",
-                                               "e6m6:rtz", "posit16_1", "fixed16_8"};
+const char* const kDefaultQuantizeFormats[] = {"fp16",    "bf16",     "e4m3",      "fp8_e4m3",
+                                               "e5m2:sr", "e6m6:rtz", "posit16_1", "fixed16_8"};
 
 struct QuantizeArgs {
   std::string n = "64Mi";
@@ -173,6 +185,7 @@ int run_bench_quantize(const QuantizeArgs& args) {
   std::memset(copy.data(), 0, n * sizeof(float));
   BulkOptions opt;
   opt.threads = args.threads;
+  if (args.threads != 0) opt.min_per_thread = 1;  // exactly the threads asked for
   opt.seed = 1;
   unsigned threads = 0;  // the most any format gets; each row says its own
   for (const Format& f : formats) threads = std::max(threads, quantize_array_threads(f, n, opt));
@@ -182,9 +195,10 @@ int run_bench_quantize(const QuantizeArgs& args) {
              byte_size(bytes / 2), byte_size(bytes / 2), threads, threads == 1 ? "" : "s", args.repeat);
   fmt::print("cpu: {}\n", cpu_description());
   fmt::print("load average before: {} (1, 5, 15 min)\n", load_averages());
-  fmt::print("baseline: memcpy of the same array (one thread, glibc), timed alternately with each format;\n"
-             "GB/s counts bytes read + written; cpu = CPU time / (wall time x threads) of the timed\n"
-             "quantize runs (below 100%: the threads waited for the cores); load = 1-min load average\n\n");
+  fmt::print(
+      "baseline: memcpy of the same array (one thread, glibc), timed alternately with each format;\n"
+      "GB/s counts bytes read + written; cpu = CPU time / (wall time x threads) of the timed\n"
+      "quantize runs (below 100%: the threads waited for the cores); load = 1-min load average\n\n");
 
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"format", "kernel", "threads", "Melem/s", "GB/s", "memcpy GB/s", "ratio", "cpu", "load"});
@@ -192,8 +206,9 @@ int run_bench_quantize(const QuantizeArgs& args) {
     const Format& f = formats[k];
     const unsigned row_threads = quantize_array_threads(f, n, opt);
     double best = 1e300, best_copy = 1e300, wall = 0, copy_cpu = 0;
-    const double row_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     quantize_array(f, in.data(), out.data(), std::min<size_t>(n, 1 << 16), opt);  // warm up code paths
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));                    // see below
+    const double row_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     for (int r = 0; r < args.repeat; ++r) {
       double t0 = seconds_now(), c0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
       std::memcpy(copy.data(), in.data(), n * sizeof(float));
@@ -211,9 +226,10 @@ int run_bench_quantize(const QuantizeArgs& args) {
     const double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - row_cpu - copy_cpu;
     const double load = load_average();
     rows.push_back({format_name(f), quantize_array_kernel(f), fmt::format("{}", row_threads),
-                    fmt::format("{:.1f}", n / best * 1e-6),
-                    fmt::format("{:.2f}", bytes / best * 1e-9), fmt::format("{:.2f}", bytes / best_copy * 1e-9),
-                    fmt::format("{:.2f}x memcpy", best_copy / best), fmt::format("{:.0f}%", 100 * cpu / (wall * row_threads)),
+                    fmt::format("{:.1f}", n / best * 1e-6), fmt::format("{:.2f}", bytes / best * 1e-9),
+                    fmt::format("{:.2f}", bytes / best_copy * 1e-9),
+                    fmt::format("{:.2f}x memcpy", best_copy / best),
+                    fmt::format("{:.0f}%", 100 * cpu / (wall * row_threads)),
                     load < 0 ? "?" : fmt::format("{:.2f}", load)});
   }
   print_table(rows);
@@ -222,18 +238,30 @@ int run_bench_quantize(const QuantizeArgs& args) {
 
 BenchCommand add_bench_quantize(CLI::App& bench) {
   auto args = std::make_shared<QuantizeArgs>();
-  CLI::App* cmd = bench.add_subcommand("quantize", "Throughput of quantize_array (numerics/bulk.h) against memcpy");
+  CLI::App* cmd =
+      bench.add_subcommand("quantize", "Throughput of quantize_array (numerics/bulk.h) against memcpy");
   cmd->add_option("--n", args->n, "Array length in floats; suffixes Ki, Mi, Gi")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "Worker threads, used as given (0 = quantize_array's own choice: all cores for big arrays)")
+      ->capture_default_str();
   cmd->add_option("--formats", args->formats,
-                  "Comma-separated format specs (default: fp16,bf16,e4m3,fp8_e4m3,e5m2:sr,e6m6:rtz,posit16_1,fixed16_8)")
+                  "Comma-separated format specs (default: "
+                  "fp16,bf16,e4m3,fp8_e4m3,e5m2:sr,e6m6:rtz,posit16_1,fixed16_8)")
       ->delimiter(',');
-  cmd->add_option("--repeat", args->repeat, "Timed runs per format; the best is printed")->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "Timed runs per format; the best is printed")
+      ->capture_default_str();
   return {cmd, [args] { return run_bench_quantize(*args); }};
 }
 
 // Every `bench` subcommand; add new ones here.
-BenchCommand (*const kBenchCommands[])(CLI::App&) = {add_bench_quantize};
+// `bench gemm` lives in tools/bench_gemm.cpp.
+BenchCommand add_bench_gemm_command(CLI::App& bench) {
+  auto run = std::make_shared<std::function<int()>>();
+  add_bench_gemm(bench, run.get());
+  return {bench.get_subcommand("gemm"), [run] { return (*run)(); }};
+}
+
+BenchCommand (*const kBenchCommands[])(CLI::App&) = {add_bench_quantize, add_bench_gemm_command};
 
 }  // namespace
 

@@ -26,8 +26,8 @@
 // OpenBLAS's CBLAS entry points (libopenblas, LP64), declared here so that the
 // tool does not depend on where the distribution puts cblas.h.
 extern "C" {
-void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-                 const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                 int lda, const float* b, int ldb, float beta, float* c, int ldc);
 char* openblas_get_corename(void);
 char* openblas_get_config(void);
 void openblas_set_num_threads(int threads);
@@ -63,8 +63,10 @@ void ensure_openblas_coretype(std::ostream& out) {
   if (std::getenv("OPENBLAS_CORETYPE")) return;
   const char* core = nullptr;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) core = "SkylakeX";
-  else if (__builtin_cpu_supports("avx2")) core = "Haswell";
+  if (__builtin_cpu_supports("avx512f"))
+    core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2"))
+    core = "Haswell";
   if (!core) return;
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
@@ -120,14 +122,16 @@ Timing measure(double min_time, const Run& run) {
 
 int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
   ensure_openblas_coretype(out);
-  if (o.m <= 0 || o.n <= 0 || o.k <= 0) throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
+  if (o.m <= 0 || o.n <= 0 || o.k <= 0)
+    throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
   const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const int64_t M = o.m, N = o.n, K = o.k;
   const double macs = static_cast<double>(M) * N * K;
 
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<float> normal;
-  std::vector<float> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N)), C(static_cast<size_t>(M * N));
+  std::vector<float> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N)),
+      C(static_cast<size_t>(M * N));
   for (float& x : A) x = normal(rng);
   for (float& x : B) x = normal(rng);
   // int8 operands: round(32 x) clamped to [-128, 127], as integer-valued binary32.
@@ -137,14 +141,15 @@ int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
   std::transform(B.begin(), B.end(), B8.begin(), q8);
 
   const char* core_env = std::getenv("OPENBLAS_CORETYPE");
-  out << fmt::format("emutrain bench gemm: C = A B, M={} N={} K={} ({:.3g} MAC), operands N(0,1), seed {}\n", M, N,
-                     K, macs, o.seed);
+  out << fmt::format("emutrain bench gemm: C = A B, M={} N={} K={} ({:.3g} MAC), operands N(0,1), seed {}\n",
+                     M, N, K, macs, o.seed);
   out << fmt::format("cpu: {} ({} online), threads: {}, load average: {}\n", cpu_model(),
                      std::thread::hardware_concurrency(), threads, load_average());
   out << fmt::format("openblas: {}; core {} (OPENBLAS_CORETYPE={})\n", openblas_get_config(),
                      openblas_get_corename(), core_env ? core_env : "unset");
   if (!core_env)
-    out << "warning: OPENBLAS_CORETYPE is unset; OpenBLAS may run a slow generic kernel and flatter the ratios\n";
+    out << "warning: OPENBLAS_CORETYPE is unset; OpenBLAS may run a slow generic kernel and flatter the "
+           "ratios\n";
   openblas_set_num_threads(threads);
 
   auto blas = [&] {
@@ -200,20 +205,21 @@ int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
     before = after;
   }
 
-  out << fmt::format("\n{:<40} {:<13} {:>9} {:>8} {:>8} {:>10} {:>11}\n", "policy (mul / acc, out fp32)", "path",
-                     "best ms", "GMAC/s", "vs best", "mean ms", "vs adjacent");
-  out << fmt::format("{:<40} {:<13} {:>9.3f} {:>8.2f} {:>8} {:>10} {:>11}\n", "OpenBLAS cblas_sgemm (fp32)", "-",
-                     blas_best * 1e3, macs / blas_best * 1e-9, "1x", "", "");
+  out << fmt::format("\n{:<40} {:<13} {:>9} {:>8} {:>8} {:>10} {:>11}\n", "policy (mul / acc, out fp32)",
+                     "path", "best ms", "GMAC/s", "vs best", "mean ms", "vs adjacent");
+  out << fmt::format("{:<40} {:<13} {:>9.3f} {:>8.2f} {:>8} {:>10} {:>11}\n", "OpenBLAS cblas_sgemm (fp32)",
+                     "-", blas_best * 1e3, macs / blas_best * 1e-9, "1x", "", "");
   for (const Row& r : rows) {
     out << fmt::format("{:<40} {:<13} {:>9.3f} {:>8.2f} {:>7.1f}x {:>10.3f} {:>10.1f}x\n", r.label, r.path,
                        r.t.best * 1e3, macs / r.t.best * 1e-9, r.t.best / blas_best, r.t.mean * 1e3,
                        r.t.mean / r.blas_mean);
   }
   out << "(*) operands quantized to int8 (round(32 x), clamped), exact products, int32 accumulator\n";
-  out << fmt::format("vs best: fastest run / fastest OpenBLAS run (>= 3 runs and >= {} s per policy). "
-                     "vs adjacent: mean time / mean OpenBLAS time in windows right before and after.\n"
-                     "load average after: {}\n",
-                     o.min_time, load_average());
+  out << fmt::format(
+      "vs best: fastest run / fastest OpenBLAS run (>= 3 runs and >= {} s per policy). "
+      "vs adjacent: mean time / mean OpenBLAS time in windows right before and after.\n"
+      "load average after: {}\n",
+      o.min_time, load_average());
   return 0;
 }
 

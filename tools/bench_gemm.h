@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -12,9 +11,9 @@ namespace emu::cli {
 
 struct BenchGemmOptions {
   int64_t m = 512, n = 512, k = 512;
-  int threads = 0;         // 0: hardware concurrency
-  double min_time = 0.5;   // seconds of timed runs per policy (at least 3 runs; the best counts)
-  bool generic = false;    // also time the generic path (slow)
+  int threads = 0;        // 0: hardware concurrency
+  double min_time = 0.5;  // seconds of timed runs per policy (at least 3 runs; the best counts)
+  bool generic = false;   // also time the generic path (slow)
   uint64_t seed = 1;
 };
 

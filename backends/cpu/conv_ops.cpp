@@ -18,33 +18,16 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/reduce_arith.h"
 #include "numerics/philox.h"
 
 namespace emu {
 namespace {
 
+using cpu_reduce::parallel_for;
+using cpu_reduce::resolve_threads;
+
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
-
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  unsigned h = std::thread::hardware_concurrency();
-  return h ? static_cast<int>(h) : 1;
-}
-
-// fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
-template <class Fn>
-void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
-  if (n <= 0) return;
-  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
-  if (t <= 1) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&fn, n, t, w] { fn(n * w / t, n * (w + 1) / t); });
-  fn(int64_t{0}, n / t);
-  for (std::thread& th : workers) th.join();
-}
 
 bool draws_random(const MacPolicy& p) {
   return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||

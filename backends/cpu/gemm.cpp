@@ -29,8 +29,8 @@ bool same_format(const Format& a, const Format& b) {
 }
 
 bool is_fp32_rne(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && f.specials == Specials::InfNan && !f.saturate;
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 &&
+         f.rounding == Rounding::NearestEven && f.subnormals && f.specials == Specials::InfNan && !f.saturate;
 }
 
 // Every value of f is a binary32 value (what the fast paths' accumulators hold).
@@ -38,8 +38,8 @@ bool binary32_valued(const Format& f) { return !f.accumulator_only; }
 
 // IEEE-like RNE formats with subnormals whose significand has <= 11 bits.
 bool short_ieee_rne(const Format& f) {
-  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals && f.man_bits <= 10 &&
-         binary32_valued(f);
+  return f.family == Family::Ieee && f.rounding == Rounding::NearestEven && f.subnormals &&
+         f.man_bits <= 10 && binary32_valued(f);
 }
 
 // Every value of `sub` is a value of `super` (IEEE-like, same specials kind not required:
@@ -120,10 +120,10 @@ class Epilogue {
     promote_fp32_ = chunked_ && is_fp32_rne(p_.acc_outer) && acc_binary32;
     bias_fp32_ = is_fp32_rne(last_) && last_b32;
     // R_out(v) = v when v is already a value of out (non-stochastic modes).
-    out_identity_ = !is_stochastic(p_.out) &&
-                    ((same_format(p_.out, last_) && binary32_valued(last_)) || (is_fp32_rne(p_.out) && last_b32));
-    out_binary32_ = p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 &&
-                    p_.out.subnormals;
+    out_identity_ = !is_stochastic(p_.out) && ((same_format(p_.out, last_) && binary32_valued(last_)) ||
+                                               (is_fp32_rne(p_.out) && last_b32));
+    out_binary32_ =
+        p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 && p_.out.subnormals;
     out_ieee_ = !is_stochastic(p_.out) && fast_ieee_d_supported(p_.out);
     if (out_ieee_) out_params_ = fast_ieee_d_params(p_.out);
   }
@@ -149,7 +149,8 @@ class Epilogue {
     }
     if (out_identity_) return is_nan(v) ? static_cast<float>(quiet_nan()) : static_cast<float>(v);
     // A finite binary32 value is its own rounding into binary32 in every mode.
-    if (out_binary32_ && static_cast<double>(static_cast<float>(v)) == v && std::fabs(v) <= 3.4028234663852886e38)
+    if (out_binary32_ && static_cast<double>(static_cast<float>(v)) == v &&
+        std::fabs(v) <= 3.4028234663852886e38)
       return static_cast<float>(v);
     if (out_ieee_) return static_cast<float>(round_out_ieee(v));
     const uint32_t r = is_stochastic(p_.out) ? draw(o, tail_ + chunks_ + 1) : 0;
@@ -162,12 +163,18 @@ class Epilogue {
   }
   double round_out_ieee(double v) const {
     switch (out_params_.mode) {
-      case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(out_params_, v);
-      case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(out_params_, v);
-      case Rounding::Up: return fast_ieee_d<Rounding::Up>(out_params_, v);
-      case Rounding::Down: return fast_ieee_d<Rounding::Down>(out_params_, v);
-      case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(out_params_, v);
-      case Rounding::Stochastic: break;
+      case Rounding::NearestEven:
+        return fast_ieee_d<Rounding::NearestEven>(out_params_, v);
+      case Rounding::TowardZero:
+        return fast_ieee_d<Rounding::TowardZero>(out_params_, v);
+      case Rounding::Up:
+        return fast_ieee_d<Rounding::Up>(out_params_, v);
+      case Rounding::Down:
+        return fast_ieee_d<Rounding::Down>(out_params_, v);
+      case Rounding::NearestAway:
+        return fast_ieee_d<Rounding::NearestAway>(out_params_, v);
+      case Rounding::Stochastic:
+        break;
     }
     return round_value(p_.out, v, 0);
   }
@@ -177,7 +184,8 @@ class Epilogue {
   bool chunked_ = false;
   uint64_t chunks_ = 1, tail_ = 0;
   Format last_;
-  bool promote_fp32_ = false, bias_fp32_ = false, out_identity_ = false, out_binary32_ = false, out_ieee_ = false;
+  bool promote_fp32_ = false, bias_fp32_ = false, out_identity_ = false, out_binary32_ = false,
+       out_ieee_ = false;
   FastIeeeD out_params_{};
 };
 
@@ -224,7 +232,8 @@ void generic_gemm(const Problem& pb, int threads) {
       const int64_t i = o / N, j = o % N;
       const uint64_t base = static_cast<uint64_t>(o) * pb.sites;
       auto draw = [&](uint64_t site) { return philox_draw(pb.draws.seed, pb.draws.stream, base + site); };
-      const double y = mac_reduce(*pb.p, pb.A + i * pb.lda, bt.data() + j * K, K, pb.bias ? pb.bias + j : nullptr, draw);
+      const double y =
+          mac_reduce(*pb.p, pb.A + i * pb.lda, bt.data() + j * K, K, pb.bias ? pb.bias + j : nullptr, draw);
       pb.C[i * pb.ldc + j] = static_cast<float>(y);
     }
   });
@@ -248,6 +257,12 @@ struct KGroup : std::integral_constant<int64_t, 1> {};
 template <class K>
 struct KGroup<K, std::void_t<decltype(K::kKGroup)>> : std::integral_constant<int64_t, K::kKGroup> {};
 
+// Kernels whose products may be flagged say below which bound they never are.
+template <class K, class = void>
+struct HasSafeBound : std::false_type {};
+template <class K>
+struct HasSafeBound<K, std::void_t<decltype(std::declval<const K&>().safe_bound())>> : std::true_type {};
+
 // The largest |x| of a rows x cols block as binary32 bits (NaN above Inf).
 uint32_t max_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
   uint32_t m = 0;
@@ -268,7 +283,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   using BElem = typename Kern::BElem;
   using Acc = typename Kern::Acc;
   constexpr int64_t MR = Kern::MR, NR = Kern::NR, G = KGroup<Kern>::value;
-  constexpr bool kKeyed = !std::is_same<typename Kern::Key, NullKey>::value;
+  constexpr bool kBounded = HasSafeBound<Kern>::value;
   const Epilogue ep(pb, acc_binary32);
   const MacPolicy& p = *pb.p;
   const int64_t M = pb.M, N = pb.N, K = pb.K;
@@ -303,20 +318,22 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
       const int64_t j0 = jc + panel * NR, w = std::min(NR, jc + nc - j0);
       BElem* dst = packed_b(b, panel);
-      if constexpr (kKeyed) bmax[b * panels + panel] = max_abs_bits(pb.B + k0 * pb.ldb + j0, kc, w, pb.ldb);
+      if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(pb.B + k0 * pb.ldb + j0, kc, w, pb.ldb);
       for (int64_t q = 0; q < kr; ++q) {
         const float* src = pb.B + (k0 + q * G) * pb.ldb + j0;
         if constexpr (G == 1) {
           for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(src[l]);
         } else {  // pairs of terms, the last one padded with a zero term
           const bool second = q * G + 1 < kc;
-          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b2(src[l], second ? src[pb.ldb + l] : 0.0f);
+          for (int64_t l = 0; l < w; ++l)
+            dst[q * NR + l] = kern.pack_b2(src[l], second ? src[pb.ldb + l] : 0.0f);
         }
         for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
       }
     });
 
-    const int64_t col_tasks = std::min(panels, std::max<int64_t>(1, (2 * threads + row_tasks - 1) / row_tasks));
+    const int64_t col_tasks =
+        std::min(panels, std::max<int64_t>(1, (2 * threads + row_tasks - 1) / row_tasks));
     parallel_tasks(row_tasks * col_tasks, threads, [&](int64_t task) {
       const int64_t i0 = (task / col_tasks) * rb, i1 = std::min(M, i0 + rb);
       const int64_t ct = task % col_tasks;
@@ -327,7 +344,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
       std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
       auto at = [&](int64_t i, int64_t j) {  // accumulator of output (i, j)
-        const int64_t g = (i - i0) / MR, r = (i - i0) % MR, panel = (j - j_first) / NR, l = (j - j_first) % NR;
+        const int64_t g = (i - i0) / MR, r = (i - i0) % MR, panel = (j - j_first) / NR,
+                      l = (j - j_first) % NR;
         return static_cast<size_t>(((g * np + panel) * MR + r) * NR + l);
       };
       for (int64_t b = 0; b < blocks; ++b) {
@@ -346,11 +364,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
           }
           // Tiles whose operands bound every product below the flag threshold
-          // skip the flag bookkeeping.
-          const uint32_t amax = kKeyed ? max_abs_bits(pb.A + r0 * pb.lda + k0, h, kc, pb.lda) : 0;
+          // skip the flag tests.
+          const uint32_t amax = kBounded ? max_abs_bits(pb.A + r0 * pb.lda + k0, h, kc, pb.lda) : 0;
           for (int64_t panel = p0; panel < p1; ++panel) {
             Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
-            if constexpr (kKeyed) {
+            if constexpr (kBounded) {
               if (product_bound(amax, bmax[b * panels + panel]) < kern.safe_bound()) {
                 kern.template micro<false>(apack.data(), packed_b(b, panel), kr, c);
                 continue;
@@ -364,7 +382,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           for (int64_t i = i0; i < i1; ++i) {
             for (int64_t j = j_first; j < j_end; ++j) {
               const size_t x = at(i, j);
-              outer[x] = ep.promote(outer[x], kern.acc_value(acc[x]), static_cast<uint64_t>(i * N + j), chunk);
+              outer[x] =
+                  ep.promote(outer[x], kern.acc_value(acc[x]), static_cast<uint64_t>(i * N + j), chunk);
               acc[x] = Acc{};
             }
           }
@@ -374,7 +393,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         for (int64_t j = j_first; j < j_end; ++j) {
           const size_t x = at(i, j);
           const double v = ep.chunked() ? outer[x] : kern.acc_value(acc[x]);
-          pb.C[i * pb.ldc + j] = ep.finish(v, pb.bias ? pb.bias + j : nullptr, static_cast<uint64_t>(i * N + j));
+          pb.C[i * pb.ldc + j] =
+              ep.finish(v, pb.bias ? pb.bias + j : nullptr, static_cast<uint64_t>(i * N + j));
         }
       }
     });
@@ -397,15 +417,17 @@ bool int_path(const Problem& pb, KernInt* kern) {
     return false;
   const int shift = acc.frac_bits - fa - fb;
   if (shift < 0 || shift > 30) return false;  // products would be rounded by the accumulator
-  const double max_prod = ma * mb;             // |ia ib| <= 2^30
+  const double max_prod = ma * mb;            // |ia ib| <= 2^30
   if (!p.mul_exact) {
     // The product format must hold every ia ib 2^-(fa+fb) exactly.
     const Format& m = p.mul;
     if (m.family == Family::Fixed) {
-      if (m.frac_bits < fa + fb || std::ldexp(max_prod, m.frac_bits - fa - fb) > std::ldexp(1.0, m.nbits - 1) - 1)
+      if (m.frac_bits < fa + fb ||
+          std::ldexp(max_prod, m.frac_bits - fa - fb) > std::ldexp(1.0, m.nbits - 1) - 1)
         return false;
     } else if (m.family == Family::Ieee) {
-      if (max_prod >= std::ldexp(1.0, m.man_bits + 1) || std::ldexp(max_prod, -(fa + fb)) > m.max_finite) return false;
+      if (max_prod >= std::ldexp(1.0, m.man_bits + 1) || std::ldexp(max_prod, -(fa + fb)) > m.max_finite)
+        return false;
       const double lsb = std::ldexp(1.0, -(fa + fb));
       if (m.subnormals ? lsb < m.min_positive : lsb < m.min_normal) return false;
     } else {
@@ -449,14 +471,22 @@ void run_mul_ieee(const Problem& pb, int threads) {
 
 const char* gemm_path_name(GemmPath path) {
   switch (path) {
-    case GemmPath::Generic: return "generic";
-    case GemmPath::Fp32: return "fp32";
-    case GemmPath::MulFmaF32: return "mul-fma/fp32";
-    case GemmPath::MulRneF32: return "mul-rne/fp32";
-    case GemmPath::MulIeeeF32: return "mul-ieee/fp32";
-    case GemmPath::AccIeee: return "acc-ieee";
-    case GemmPath::Int: return "int";
-    case GemmPath::Posit: return "posit";
+    case GemmPath::Generic:
+      return "generic";
+    case GemmPath::Fp32:
+      return "fp32";
+    case GemmPath::MulFmaF32:
+      return "mul-fma/fp32";
+    case GemmPath::MulRneF32:
+      return "mul-rne/fp32";
+    case GemmPath::MulIeeeF32:
+      return "mul-ieee/fp32";
+    case GemmPath::AccIeee:
+      return "acc-ieee";
+    case GemmPath::Int:
+      return "int";
+    case GemmPath::Posit:
+      return "posit";
   }
   return "?";
 }
@@ -513,12 +543,23 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
     case GemmPath::MulIeeeF32:
       if (all_finite(A, M, K, lda) && all_finite(B, K, N, ldb)) {
         switch (p.mul.rounding) {
-          case Rounding::NearestEven: run_mul_ieee<Rounding::NearestEven>(pb, threads); break;
-          case Rounding::TowardZero: run_mul_ieee<Rounding::TowardZero>(pb, threads); break;
-          case Rounding::Up: run_mul_ieee<Rounding::Up>(pb, threads); break;
-          case Rounding::Down: run_mul_ieee<Rounding::Down>(pb, threads); break;
-          case Rounding::NearestAway: run_mul_ieee<Rounding::NearestAway>(pb, threads); break;
-          case Rounding::Stochastic: break;
+          case Rounding::NearestEven:
+            run_mul_ieee<Rounding::NearestEven>(pb, threads);
+            break;
+          case Rounding::TowardZero:
+            run_mul_ieee<Rounding::TowardZero>(pb, threads);
+            break;
+          case Rounding::Up:
+            run_mul_ieee<Rounding::Up>(pb, threads);
+            break;
+          case Rounding::Down:
+            run_mul_ieee<Rounding::Down>(pb, threads);
+            break;
+          case Rounding::NearestAway:
+            run_mul_ieee<Rounding::NearestAway>(pb, threads);
+            break;
+          case Rounding::Stochastic:
+            break;
         }
         return path;
       }
@@ -547,14 +588,16 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
       }
       return path;
     }
-    case GemmPath::Generic: break;
+    case GemmPath::Generic:
+      break;
   }
   generic_gemm(pb, threads);
   return GemmPath::Generic;
 }
 
-void mac_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-              int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws, int threads) {
+void mac_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+              int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws,
+              int threads) {
   mac_gemm_run(p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, threads, false);
 }
 

@@ -41,14 +41,14 @@ inline uint64_t mac_site_count(int64_t K, int chunk) {
 
 // The implementations mac_gemm chooses from.
 enum class GemmPath : uint8_t {
-  Generic,      // mac_reduce per output
-  Fp32,         // (a) mul fp32 / acc fp32, RNE: native binary32 multiply and add
-  MulFmaF32,    // (b) mul eXmY (X <= 8, Y <= 21, RNE) / acc fp32: binary32 lanes, FMA magic-constant rounding
-  MulRneF32,    // (b) mul eXmY (RNE) / acc fp32: binary64 products, magic-constant rounding
-  MulIeeeF32,   // (b) mul eXmY (any mode but :sr, :nosub, :sat) / acc fp32: integer rounding
-  AccIeee,      // (c) mul and acc eXmY with <= 11 significant bits, RNE: binary32 sums
-  Int,          // (d) integer-valued operands, exact products, fixed-point accumulator
-  Posit,        // (e) mul = acc = posit (RNE): binary64 lanes, per-binade grids
+  Generic,     // mac_reduce per output
+  Fp32,        // (a) mul fp32 / acc fp32, RNE: native binary32 multiply and add
+  MulFmaF32,   // (b) mul eXmY (X <= 8, Y <= 21, RNE) / acc fp32: binary32 lanes, FMA magic-constant rounding
+  MulRneF32,   // (b) mul eXmY (RNE) / acc fp32: binary64 products, magic-constant rounding
+  MulIeeeF32,  // (b) mul eXmY (any mode but :sr, :nosub, :sat) / acc fp32: integer rounding
+  AccIeee,     // (c) mul and acc eXmY with <= 11 significant bits, RNE: binary32 sums
+  Int,         // (d) integer-valued operands, exact products, fixed-point accumulator
+  Posit,       // (e) mul = acc = posit (RNE): binary64 lanes, per-binade grids
 };
 const char* gemm_path_name(GemmPath path);
 

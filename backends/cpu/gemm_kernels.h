@@ -63,87 +63,34 @@ template <class V, class BElem>
   return next;
 }
 
-// The whole MR x NR tile redone with ref_step, from the accumulators in `acc`
-// (the state before the kc terms). For flags that are rare per tile.
-template <class K>
-[[gnu::noinline, gnu::cold]] void redo_tile(const MacPolicy& p, const typename K::AElem* ap,
-                                            const typename K::BElem* bp, int64_t kc, typename K::Acc* acc) {
-  for (int r = 0; r < K::MR; ++r) {
-    for (int l = 0; l < K::NR; ++l) {
-      double v = acc[r * K::NR + l];
-      for (int64_t k = 0; k < kc; ++k)
-        v = ref_step(p, v, static_cast<float>(ap[k * K::MR + r]), static_cast<float>(bp[k * K::NR + l]));
-      acc[r * K::NR + l] = static_cast<typename K::Acc>(v);
-    }
-  }
-}
-
-// The key of kernels without tile flags, and of tiles whose operands' bounds
-// show that no product can be flagged (see fast_gemm in gemm.cpp).
-struct NullKey {
-  static NullKey init() { return {}; }
-  template <class V>
-  void fold(V) {}
-};
-
 // ---------------------------------------------------------------------------
 // The loop shared by all kernels. K supplies: MR, NR, AccV (accumulator
-// vector), kAccLanes, AElem/BElem/Acc, a BRow type with load(bp), a Key type
-// (NullKey, or exponent fields folded with umax over the tile: flagged(key)
-// sends the tile to redo_tile; kChecked = false drops the folding where the
-// caller knows no lane can be flagged) and step(a, brow, acc_row, bp_row, key)
-// updating the NR / kAccLanes vectors of one row.
+// vector), kAccLanes, AElem/BElem/Acc, a BRow type with load(bp), and
+// step<kChecked>(a, brow, acc_row, bp_row) updating the NR / kAccLanes vectors
+// of one row. kChecked = false: the caller knows that no lane can be flagged
+// (the operands bound every product below the flag threshold), and the kernel
+// may skip the test.
 template <bool kChecked, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
                        typename K::Acc* acc) {
   constexpr int MR = K::MR, NV = K::NR / K::kAccLanes;
-  using KeyT = std::conditional_t<kChecked, typename K::Key, NullKey>;
   typename K::AccV c[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v) c[r][v] = load_lanes<typename K::AccV>(acc + r * K::NR + v * K::kAccLanes);
-  KeyT key = KeyT::init();
   for (int64_t k = 0; k < kc; ++k) {
     const typename K::BElem* brow = bp + k * K::NR;
     typename K::BRow b;
     b.load(brow);
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) kern.step(ap[k * MR + r], b, c[r], brow, key);
-  }
-  if constexpr (!std::is_same<KeyT, NullKey>::value) {
-    if (__builtin_expect(kern.flagged(key), 0)) {
-      redo_tile<K>(kern.p, ap, bp, kc, acc);
-      return;
-    }
+    for (int r = 0; r < MR; ++r) kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v) store_lanes(acc + r * K::NR + v * K::kAccLanes, c[r][v]);
 }
-
-// Tile keys: the largest exponent field seen, as a vector.
-struct KeyU32 {
-  v16u32 v;
-  static KeyU32 init() { return {splat<v16u32>(0u)}; }
-  void fold(v16u32 e) { v = lane_umax(v, e); }
-  uint32_t max() const {
-    uint32_t m = 0;
-    for (int i = 0; i < 16; ++i) m = m > v[i] ? m : v[i];
-    return m;
-  }
-};
-struct KeyU64 {
-  v8u64 v;
-  static KeyU64 init() { return {splat<v8u64>(0ull)}; }
-  void fold(v8u64 e) { v = lane_umax(v, e); }
-  uint64_t max() const {
-    uint64_t m = 0;
-    for (int i = 0; i < 8; ++i) m = m > v[i] ? m : v[i];
-    return m;
-  }
-};
 
 // Rows of B (NR = 32 columns) for kernels with binary32, binary64 and int32 lanes.
 struct BRowF32x2 {
@@ -177,12 +124,11 @@ struct KernFp32 {
   using Acc = float;
   using AccV = v16f32;
   using BRow = BRowF32x2;
-  using Key = NullKey;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
-  template <class KeyT>
-  void step(float a, const BRow& b, v16f32* c, const float*, KeyT&) const {
+  template <bool kChecked>
+  void step(float a, const BRow& b, v16f32* c, const float*) const {
     const v16f32 av = splat<v16f32>(a);
     c[0] = c[0] + av * b.v[0];
     c[1] = c[1] + av * b.v[1];
@@ -200,16 +146,16 @@ struct ProductF32 {
   using AElem = float;
   using BElem = float;
   using BRow = BRowF32x2;
-  using Key = KeyU32;
   FastIeeeRneF pm;
-  template <class KeyT>
-  v16f32 product(float a, const BRow& b, int v, KeyT& key) const {
+  // The rounded products of columns 16v .. 16v+15; *flagged: some lane is
+  // outside the kernel's domain (only tested when kChecked).
+  template <bool kChecked>
+  v16f32 product(float a, const BRow& b, int v, bool* flagged) const {
     v16u32 e;
     const v16f32 r = fast_ieee_rne_product_f<false>(pm, splat<v16f32>(a), b.v[v], &e);
-    key.fold(e);
+    if (kChecked) *flagged = lane_any(lane_ge(e, splat<v16u32>(pm.flag_bits)));
     return r;
   }
-  bool flagged(const Key& key) const { return fast_ieee_rne_flagged(pm, key.max()); }
   // Products below this bound are never flagged.
   double safe_bound() const { return static_cast<double>(bits_float(pm.flag_bits)); }
 };
@@ -219,26 +165,25 @@ struct ProductRne {
   using AElem = double;
   using BElem = double;
   using BRow = BRowF64x4;
-  using Key = KeyU64;
   FastIeeeRneD pm;
-  template <class KeyT>
-  v16f32 product(double a, const BRow& b, int v, KeyT& key) const {
+  template <bool kChecked>
+  v16f32 product(double a, const BRow& b, int v, bool* flagged) const {
     const v8f64 av = splat<v8f64>(a);
     v8u64 e0, e1;
     const v8f64 lo = fast_ieee_rne_d<false>(pm, av * b.v[2 * v], &e0);
     const v8f64 hi = fast_ieee_rne_d<false>(pm, av * b.v[2 * v + 1], &e1);
-    key.fold(lane_umax(e0, e1));
+    if (kChecked) *flagged = lane_any(lane_ge(lane_umax(e0, e1), splat<v8u64>(pm.flag_bits)));
     return narrow_concat(lo, hi);
   }
-  bool flagged(const Key& key) const { return fast_ieee_rne_flagged(pm, key.max()); }
   double safe_bound() const { return bits_double(pm.flag_bits); }
 };
 
 // (b) mul eXmY (RNE) / acc fp32 RNE: rounded products (Product), binary32
 // adds. A zero product may come out +0 for -0: the accumulator is never -0
 // (it starts at +0, +0 + -0 = +0, and a nonzero sum of binary32 values never
-// rounds to 0 in fp32), so either adds nothing. Tiles where a product reached
-// the top binade of mul (possible overflow), or Inf/NaN, are redone.
+// rounds to 0 in fp32), so either adds nothing. Vectors where a product
+// reached the top binade of mul (possible overflow), or Inf/NaN, are redone
+// lane by lane.
 template <class Product>
 struct KernMulF32 {
   static constexpr int MR = 4, NR = 32, kAccLanes = 16;
@@ -247,18 +192,24 @@ struct KernMulF32 {
   using Acc = float;
   using AccV = v16f32;
   using BRow = typename Product::BRow;
-  using Key = typename Product::Key;
   MacPolicy p;
   Product prod;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
-  template <class KeyT>
-  void step(AElem a, const BRow& b, v16f32* c, const BElem*, KeyT& key) const {
+  template <bool kChecked>
+  void step(AElem a, const BRow& b, v16f32* c, const BElem* brow) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) c[v] = c[v] + prod.product(a, b, v, key);
+    for (int v = 0; v < 2; ++v) {
+      bool flagged = false;
+      const v16f32 r = prod.template product<kChecked>(a, b, v, &flagged);
+      if (kChecked && __builtin_expect(flagged, 0)) {
+        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + 16 * v);
+      } else {
+        c[v] = c[v] + r;
+      }
+    }
   }
-  bool flagged(const Key& key) const { return prod.flagged(key); }
   double safe_bound() const { return prod.safe_bound(); }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
@@ -277,13 +228,12 @@ struct KernMulIeee {
   using Acc = float;
   using AccV = v16f32;
   using BRow = BRowF64x4;
-  using Key = NullKey;
   FastIeeeD pm;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
-  template <class KeyT>
-  void step(double a, const BRow& b, v16f32* c, const double*, KeyT&) const {
+  template <bool kChecked>
+  void step(double a, const BRow& b, v16f32* c, const double*) const {
     const v8f64 av = splat<v8f64>(a);
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v) {
@@ -312,19 +262,25 @@ struct KernAccIeee {
   using Acc = float;
   using AccV = v16f32;
   using BRow = typename Product::BRow;
-  using Key = typename Product::Key;
   MacPolicy p;
   Product prod;
   FastIeeeRneF32 pa;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
-  template <class KeyT>
-  void step(AElem a, const BRow& b, v16f32* c, const BElem*, KeyT& key) const {
+  template <bool kChecked>
+  void step(AElem a, const BRow& b, v16f32* c, const BElem* brow) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product(a, b, v, key));
+    for (int v = 0; v < 2; ++v) {
+      bool flagged = false;
+      const v16f32 r = prod.template product<kChecked>(a, b, v, &flagged);
+      if (kChecked && __builtin_expect(flagged, 0)) {
+        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + 16 * v);
+      } else {
+        c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + r);
+      }
+    }
   }
-  bool flagged(const Key& key) const { return prod.flagged(key); }
   double safe_bound() const { return prod.safe_bound(); }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
@@ -364,7 +320,6 @@ struct KernInt {
   using Acc = int32_t;
   using AccV = v16i32;
   using BRow = BRowI32x2;
-  using Key = NullKey;
   float a_scale = 1.0f, b_scale = 1.0f;  // 2^fa, 2^fb
   double acc_unit = 1.0;                 // 2^-(fa + fb)
   static int32_t pair(int32_t lo, int32_t hi) {
@@ -377,8 +332,8 @@ struct KernInt {
     return pair(static_cast<int32_t>(x0 * b_scale), static_cast<int32_t>(x1 * b_scale));
   }
   double acc_value(Acc x) const { return static_cast<double>(x) * acc_unit; }
-  template <class KeyT>
-  void step(int32_t a, const BRow& b, v16i32* c, const int32_t*, KeyT&) const {
+  template <bool kChecked>
+  void step(int32_t a, const BRow& b, v16i32* c, const int32_t*) const {
     const v16i32 av = splat<v16i32>(a);
     c[0] = dot2_i16(c[0], av, b.v[0]);
     c[1] = dot2_i16(c[1], av, b.v[1]);
@@ -404,7 +359,6 @@ struct KernPosit {
   using Acc = float;
   using AccV = v16f32;
   using BRow = BRowF32x2;
-  using Key = NullKey;
   MacPolicy p;
   FastPositRneF pm, pa;
   LaneTable64 tm, ta;  // C lookup tables in registers (kTable)
@@ -413,8 +367,8 @@ struct KernPosit {
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
-  template <class KeyT>
-  void step(float a, const BRow& b, v16f32* c, const float* brow, KeyT&) const {
+  template <bool kChecked>
+  void step(float a, const BRow& b, v16f32* c, const float* brow) const {
     const v16f32 av = splat<v16f32>(a);
     const LaneTable64* tmul = kTable ? &tm : nullptr;
     const LaneTable64* tacc = kTable ? &ta : nullptr;

@@ -1,0 +1,191 @@
+// Shared arithmetic of the CPU pooling and batch-norm ops: thread splitting
+// and the reduction/rounding helpers (plain fp32 through native operations,
+// IEEE-like formats through numerics/fast_round.h, everything else through
+// numerics/round.h), each proven equal to the scalar definitions by the tests.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "numerics/fast_round.h"
+#include "numerics/philox.h"
+
+namespace emu::cpu_reduce {
+
+inline int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? static_cast<int>(h) : 1;
+}
+
+// fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
+template <class Fn>
+inline void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
+  if (n <= 0) return;
+  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+  if (t <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&fn, n, t, w] { fn(n * w / t, n * (w + 1) / t); });
+  fn(int64_t{0}, n / t);
+  for (std::thread& th : workers) th.join();
+}
+
+inline bool is_fp32_rne(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+}
+
+inline float canonical(float v) { return v != v ? static_cast<float>(quiet_nan()) : v; }
+inline bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v; }
+
+// a + b as a binary64 when that is the exact sum and not zero (an exact zero's sign depends on the
+// rounding mode): Knuth's TwoSum error is then 0.
+inline bool exact_sum(double a, double b, double* s) {
+  *s = a + b;
+  const double bb = *s - a;
+  return (a - (*s - bb)) + (b - bb) == 0.0 && *s != 0.0;
+}
+
+// R_f of a binary64 value: the bit kernel of numerics/fast_round.h for IEEE-like formats without :sr
+// (the bits of round_value, tests/test_gemm.cpp), round_value otherwise.
+class Round {
+ public:
+  explicit Round(const Format& f) : f_(f), fast_(fast_ieee_d_supported(f)) {
+    if (fast_) p_ = fast_ieee_d_params(f);
+  }
+  double operator()(double x, uint32_t draw) const {
+    if (fast_) {
+      switch (p_.mode) {
+        case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(p_, x);
+        case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(p_, x);
+        case Rounding::Up: return fast_ieee_d<Rounding::Up>(p_, x);
+        case Rounding::Down: return fast_ieee_d<Rounding::Down>(p_, x);
+        case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(p_, x);
+        case Rounding::Stochastic: break;
+      }
+    }
+    return round_value(f_, x, draw);
+  }
+  // R_f(a + b), a and b values of binary64.
+  double add(double a, double b, uint32_t draw) const {
+    double s;
+    if (fast_ && exact_sum(a, b, &s)) return (*this)(s, 0);
+    return format_add(f_, a, b, draw);
+  }
+  bool fast() const { return fast_; }
+  const Format& format() const { return f_; }
+
+ private:
+  Format f_;
+  bool fast_;
+  FastIeeeD p_{};
+};
+
+// R_f of exact + - * / of values, element i drawing at index i of `key` (formats with :sr only). In
+// plain fp32 the binary32 operation is that rounding (NaNs made canonical, as round_value does).
+class Rounder {
+ public:
+  Rounder(const Format& f, DrawKey key) : r_(f), key_(key), native_(is_fp32_rne(f)) {}
+  float add(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a + b);
+    return static_cast<float>(r_.add(a, b, draw(i)));
+  }
+  float sub(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a - b);
+    return static_cast<float>(r_.add(a, -static_cast<double>(b), draw(i)));
+  }
+  float mul(float a, float b, uint64_t i) const {
+    if (native_) return canonical(a * b);
+    return static_cast<float>(r_(static_cast<double>(a) * static_cast<double>(b), draw(i)));  // exact product
+  }
+  float div(double a, double b, uint64_t i) const {
+    if (native_ && is_binary32(a) && is_binary32(b)) return canonical(static_cast<float>(a) / static_cast<float>(b));
+    return static_cast<float>(format_div(r_.format(), a, b, draw(i)));
+  }
+  float round(double v, uint64_t i) const {
+    if (native_ && is_binary32(v)) return static_cast<float>(v);
+    return static_cast<float>(r_(v, draw(i)));
+  }
+
+ private:
+  uint32_t draw(uint64_t i) const { return is_stochastic(r_.format()) ? philox_draw(key_.seed, key_.stream, i) : 0; }
+  Round r_;
+  DrawKey key_;
+  bool native_;
+};
+
+// Reductions of NUMERICS.md section 4 left in the last accumulator's format (acc, or acc_outer with
+// chunks): sums (mul exact, every b_k = 1) or products a_k * b_k under p.mul. Output o draws at index
+// o * sites + site. Plain fp32 runs binary32 operations, IEEE-like formats without :sr the fast
+// rounding kernel with mac_reduce's steps; everything else calls mac_reduce.
+class Reducer {
+ public:
+  Reducer(const MacPolicy& p, bool sum, int64_t max_terms)
+      : p_(p), sum_(sum), mul_(p.mul), acc_(p.acc), outer_(p.acc_outer) {
+    if (sum) {
+      p_.mul_exact = true;
+      ones_.assign(static_cast<size_t>(max_terms), 1.0f);
+    }
+    p_.out = p.chunk > 0 ? p.acc_outer : p.acc;
+    const bool random = is_stochastic(p.acc) || (!p_.mul_exact && is_stochastic(p.mul)) ||
+                        (p.chunk > 0 && is_stochastic(p.acc_outer));
+    if (random) mode_ = Mode::Generic;
+    else if (p.chunk == 0 && is_fp32_rne(p.acc))
+      mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_fp32_rne(p.mul) ? Mode::Mul : Mode::Ieee;
+    else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
+  }
+  double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {
+    float facc = 0.0f;  // binary32: never -0 under round to nearest, so skipped zero terms change nothing
+    switch (mode_) {
+      case Mode::Sum:
+        for (int64_t k = 0; k < K; ++k) facc = facc + a[k];
+        return facc;
+      case Mode::Mul:
+        for (int64_t k = 0; k < K; ++k)
+          if (a[k] != 0.0f && b[k] != 0.0f) facc = facc + a[k] * b[k];
+        return facc;
+      case Mode::Fma:  // IEEE fusedMultiplyAdd: R_fp32(acc + exact product), one rounding
+        for (int64_t k = 0; k < K; ++k)
+          if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
+        return facc;
+      case Mode::Ieee: return run_ieee(a, sum_ ? nullptr : b, K);
+      case Mode::Generic: break;
+    }
+    auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, o * sites + site); };
+    return mac_reduce(p_, a, sum_ ? ones_.data() : b, K, nullptr, draw);
+  }
+
+ private:
+  enum class Mode { Generic, Sum, Mul, Fma, Ieee };
+  // mac_reduce's steps without :sr (b null: every b_k = 1).
+  double run_ieee(const float* a, const float* b, int64_t K) const {
+    double acc = 0.0, outer = 0.0;
+    for (int64_t k = 0; k < K; ++k) {
+      if (p_.chunk > 0 && k > 0 && k % p_.chunk == 0) {
+        outer = outer_.add(outer, acc, 0);
+        acc = 0.0;
+      }
+      const float bk = b ? b[k] : 1.0f;
+      if (a[k] == 0.0f || bk == 0.0f) continue;
+      double product = static_cast<double>(a[k]) * static_cast<double>(bk);
+      if (!p_.mul_exact) product = mul_(product, 0);
+      acc = acc_.add(acc, product, 0);
+    }
+    return p_.chunk > 0 ? outer_.add(outer, acc, 0) : acc;
+  }
+
+  MacPolicy p_;
+  bool sum_;
+  Round mul_, acc_, outer_;
+  Mode mode_ = Mode::Generic;
+  std::vector<float> ones_;
+};
+
+}  // namespace emu::cpu_reduce
