@@ -281,34 +281,10 @@ struct ElementArith {
 // One binary32 operation rounded to nearest even, never fused into an FMA (the
 // host build has -ffp-contract=off; the device spells the rounding out).
 namespace fp32_op {
-EMU_HD float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-EMU_HD float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-EMU_HD float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-EMU_HD float div(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+using fp32::add;
+using fp32::sub;
+using fp32::mul;
+using fp32::div;
 }  // namespace fp32_op
 
 // The same operations when f is plain fp32: a native binary32 operation is R_fp32

@@ -85,3 +85,16 @@ TEST_CASE("GPU element-wise numerics equal the CPU bit for bit", "[cuda]") {
     }
   }
 }
+
+TEST_CASE("GPU non-linear functions equal the CPU bit for bit", "[cuda]") {
+  if (!have_device()) return;
+  std::vector<float> x = test_inputs(1 << 20, 3);
+  for (int k = 0; k <= static_cast<int>(emu::cuda::FunctionOp::Sqrt); ++k) {
+    auto fn = static_cast<emu::cuda::FunctionOp>(k);
+    std::vector<float> gpu(x.size()), cpu(x.size());
+    emu::cuda::function_on_device(fn, x.data(), gpu.data(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) cpu[i] = emu::cuda::function_on_host(fn, x[i]);
+    INFO("function " << k);
+    CHECK(std::memcmp(gpu.data(), cpu.data(), x.size() * sizeof(float)) == 0);
+  }
+}

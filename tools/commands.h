@@ -11,5 +11,6 @@ using Runner = std::function<int()>;
 
 Runner add_calc_command(CLI::App& app);   // tools/calc.cpp
 Runner add_bench_command(CLI::App& app);  // tools/bench.cpp
+Runner add_function_error_command(CLI::App& app);  // tools/function_error.cpp
 
 }  // namespace emu::cli

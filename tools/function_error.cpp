@@ -10,9 +10,9 @@
 // (e clamped at -126). NaN results must be the canonical 0x7fc00000; Inf and
 // zero results must match in sign. libm values are a measuring stick only:
 // none reaches an emulated value.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,11 +48,16 @@ double ref_reciprocal(double x) { return 1.0 / x; }
 double ref_sqrt(double x) { return std::sqrt(x); }
 
 const Function kFunctions[] = {
-    {"exp", fn_exp, ref_exp},       {"log", fn_log, ref_log},
-    {"tanh", fn_tanh, ref_tanh},    {"sigmoid", fn_sigmoid, ref_sigmoid},
-    {"erf", fn_erf, ref_erf},       {"gelu", fn_gelu, ref_gelu},
-    {"silu", fn_silu, ref_silu},    {"rsqrt", fn_rsqrt, ref_rsqrt},
-    {"reciprocal", fn_reciprocal, ref_reciprocal}, {"sqrt", fn_sqrt, ref_sqrt},
+    {"exp", fn_exp, ref_exp},
+    {"log", fn_log, ref_log},
+    {"tanh", fn_tanh, ref_tanh},
+    {"sigmoid", fn_sigmoid, ref_sigmoid},
+    {"erf", fn_erf, ref_erf},
+    {"gelu", fn_gelu, ref_gelu},
+    {"silu", fn_silu, ref_silu},
+    {"rsqrt", fn_rsqrt, ref_rsqrt},
+    {"reciprocal", fn_reciprocal, ref_reciprocal},
+    {"sqrt", fn_sqrt, ref_sqrt},
 };
 
 constexpr double kOverflow = 0x1.ffffffp+127;  // FLT_MAX + half an ulp: rounds to Inf
@@ -118,8 +123,9 @@ int run(const std::vector<std::string>& names, uint64_t stride, int threads) {
       }
     }
     float x = bits_float(all.worst);
-    fmt::print("{:<10} {} inputs: max {:.4f} ulp at x = {} ({:a}) -> {:a}; {:.4f}% nearest; {} wrong specials\n",
-               fn.name, all.n, all.max_err, x, x, fn.f(x), 100.0 * all.nearest / all.n, all.wrong_specials);
+    fmt::print(
+        "{:<10} {} inputs: max {:.4f} ulp at x = {} ({:a}) -> {:a}; {:.4f}% nearest; {} wrong specials\n",
+        fn.name, all.n, all.max_err, x, x, fn.f(x), 100.0 * all.nearest / all.n, all.wrong_specials);
     if (all.wrong_specials) status = 1;
   }
   return status;
@@ -129,14 +135,17 @@ int run(const std::vector<std::string>& names, uint64_t stride, int threads) {
 
 Runner add_function_error_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "function-error", "Max ulp error of the exact-mode functions (numerics/functions.h) against binary64 libm");
+      "function-error",
+      "Max ulp error of the exact-mode functions (numerics/functions.h) against binary64 libm");
   auto names = std::make_shared<std::vector<std::string>>();
   auto stride = std::make_shared<uint64_t>(1);
   auto threads = std::make_shared<int>(1);
   cmd->add_option("--fn", *names, "Functions (default: all)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"exp", "log", "tanh", "sigmoid", "erf", "gelu", "silu", "rsqrt", "reciprocal", "sqrt"}));
-  cmd->add_option("--stride", *stride, "Measure every N-th encoding (1: all 2^32)")->check(CLI::PositiveNumber);
+      ->check(CLI::IsMember(
+          {"exp", "log", "tanh", "sigmoid", "erf", "gelu", "silu", "rsqrt", "reciprocal", "sqrt"}));
+  cmd->add_option("--stride", *stride, "Measure every N-th encoding (1: all 2^32)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", *threads, "Threads (the machines are shared)")->check(CLI::Range(1, 256));
   return [names, stride, threads]() -> int { return run(*names, *stride, *threads); };
 }

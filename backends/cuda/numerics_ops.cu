@@ -1,5 +1,6 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/numerics_ops.h"
+#include "numerics/functions.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
 
@@ -24,6 +25,28 @@ __global__ void elementwise_kernel(ArithOp op, Format f, const float* a, const f
   out[i] = static_cast<float>(r);
 }
 
+EMU_HD float apply_function(FunctionOp fn, float x) {
+  switch (fn) {
+    case FunctionOp::Exp: return fn_exp(x);
+    case FunctionOp::Log: return fn_log(x);
+    case FunctionOp::Tanh: return fn_tanh(x);
+    case FunctionOp::Sigmoid: return fn_sigmoid(x);
+    case FunctionOp::Erf: return fn_erf(x);
+    case FunctionOp::Gelu: return fn_gelu(x);
+    case FunctionOp::Silu: return fn_silu(x);
+    case FunctionOp::Rsqrt: return fn_rsqrt(x);
+    case FunctionOp::Reciprocal: return fn_reciprocal(x);
+    case FunctionOp::Sqrt: return fn_sqrt(x);
+  }
+  return x;
+}
+
+// x: (n) -> y: (n)
+__global__ void function_kernel(FunctionOp fn, const float* x, float* y, size_t n) {
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = apply_function(fn, x[i]);
+}
+
 // codes: (n) -> values: (n)
 __global__ void decode_kernel(Format f, const uint32_t* codes, float* values, size_t n) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
@@ -43,6 +66,18 @@ void elementwise_on_device(ArithOp op, const Format& f, const float* a, const fl
   check(cudaDeviceSynchronize(), "elementwise_kernel");
   dout.download(out);
 }
+
+void function_on_device(FunctionOp fn, const float* x, float* y, size_t n) {
+  if (n == 0) return;
+  DeviceArray<float> dx(n), dy(n);
+  dx.upload(x);
+  function_kernel<<<grid_for(n), 256>>>(fn, dx.data(), dy.data(), n);
+  check(cudaGetLastError(), "function_kernel launch");
+  check(cudaDeviceSynchronize(), "function_kernel");
+  dy.download(y);
+}
+
+float function_on_host(FunctionOp fn, float x) { return apply_function(fn, x); }
 
 void decode_on_device(const Format& f, const uint32_t* codes, float* values, size_t n) {
   if (n == 0) return;

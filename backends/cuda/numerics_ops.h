@@ -26,6 +26,15 @@ enum class ArithOp { Quantize, Add, Sub, Mul, Div, Sqrt };
 void elementwise_on_device(ArithOp op, const Format& f, const float* a, const float* b, float* out,
                            size_t n, DrawKey key);
 
+// The exact-mode non-linear functions of numerics/functions.h.
+enum class FunctionOp { Exp, Log, Tanh, Sigmoid, Erf, Gelu, Silu, Rsqrt, Reciprocal, Sqrt };
+
+// x: (n) -> y: (n), y[i] = fn(x[i]) computed on the device.
+void function_on_device(FunctionOp fn, const float* x, float* y, size_t n);
+
+// The same on the host (the CPU reference of the comparison).
+float function_on_host(FunctionOp fn, float x);
+
 // codes: (n) -> values (n): decode on the device.
 void decode_on_device(const Format& f, const uint32_t* codes, float* values, size_t n);
 
