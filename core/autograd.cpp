@@ -117,7 +117,7 @@ void Tensor::backward(const Tensor& grad_output) const {
                                            shape_string(gi.shape()), i, shape_string(in.shape())));
       if (in.grad_fn()) {
         auto slot = pending.find(in.grad_fn().get());
-        if (slot == pending.end()) pending[in.grad_fn().get()] = gi.contiguous().clone();
+        if (slot == pending.end()) pending[in.grad_fn().get()] = gi.clone();
         else add_into(slot->second, gi);
       } else {
         accumulate_grad(in, gi);

@@ -136,11 +136,6 @@ EMU_HD uint64_t dropout_threshold(float p) {
 
 // True when R_f is the identity on binary32 values and every operation of f is
 // the native binary32 one (fp32, round to nearest even, subnormals, Inf/NaN).
-EMU_HD bool is_native_fp32(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan && !f.accumulator_only;
-}
-
 // Plain binary64 (fp64 = e11m52, round to nearest even, subnormals, Inf/NaN):
 // a native binary64 operation is R_fp64 of the exact result.
 EMU_HD bool is_native_fp64(const Format& f) {

@@ -36,11 +36,6 @@ Format any_format(const std::string& where, const std::string& key, const std::s
   }
 }
 
-bool is_plain_fp32(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
-}
-
 }  // namespace
 
 const char* function_name(Function f) { return kFunctionNames[static_cast<int>(f)]; }

@@ -2,13 +2,8 @@
 
 namespace emu {
 
-bool is_identity_format(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
-}
-
 Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
-  if (is_identity_format(f)) return x;
+  if (is_plain_fp32(f)) return x;
   Tensor y = Tensor::zeros(x.shape(), x.device());
   backend_for(x.device()).quantize(f, x, y, key);
   return y;
@@ -21,7 +16,7 @@ LayerNumerics compute_numerics(const LayerNumerics& n) {
 }
 
 void finish_output(const LayerNumerics& n, Tensor& y, DrawKey key) {
-  if (n.emulation == Emulation::Layer && !is_identity_format(n.out())) backend_for(y.device()).quantize(n.out(), y, y, key);
+  if (n.emulation == Emulation::Layer && !is_plain_fp32(n.out())) backend_for(y.device()).quantize(n.out(), y, y, key);
 }
 
 MacPolicy backward_mac(const LayerNumerics& n) {

@@ -11,11 +11,7 @@
 
 namespace emu {
 
-// True when R_f is the identity on every binary32 value (plain fp32), so a read
-// needs no copy.
-bool is_identity_format(const Format& f);
-
-// x read into format f: x itself when f is the identity, else a rounded copy
+// x read into format f: x itself when f is plain fp32 (R_f is the identity), else a rounded copy
 // (element i draws at index i of `key` under :sr).
 Tensor read_as(const Format& f, const Tensor& x, DrawKey key);
 

@@ -59,4 +59,12 @@ struct Format {
 
 EMU_HD bool is_stochastic(const Format& f) { return f.rounding == Rounding::Stochastic; }
 
+// Plain fp32: binary32 with round-to-nearest-even, subnormals, Inf and NaN.
+// R_f is then the identity on binary32 values and one native float operation is
+// exactly R_f of the exact result, so kernels may take their native fast paths.
+EMU_HD bool is_plain_fp32(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+}
+
 }  // namespace emu

@@ -29,6 +29,17 @@ struct MacSites {
   static uint64_t accumulate(uint64_t k) { return 2 * k + 1; }
 };
 
+// One term of the reduction: acc' = R_acc(acc + R_mul(a b)), acc unchanged when
+// an operand is zero (skipped). mac_reduce and the fast kernels' lane-by-lane
+// fallback share this definition; the draws are read under :sr only.
+EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_t mul_draw = 0,
+                       uint32_t acc_draw = 0) {
+  if (a == 0.0f || b == 0.0f) return acc;
+  double product = static_cast<double>(a) * static_cast<double>(b);  // exact: 48 bits
+  if (!p.mul_exact) product = round_value(p.mul, product, mul_draw);
+  return add_into(p.acc, acc, product, acc_draw);
+}
+
 // y = R_out(acc) after the reduction; `bias` may be null. `draw(site)` returns
 // the 32-bit random draw for a site (only called for :sr formats).
 template <class Draw>
@@ -45,12 +56,9 @@ EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int
       outer = add_into(p.acc_outer, outer, acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
       acc = 0.0;
     }
-    if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
-    // The exact product of two binary32 values is a binary64 value (48 bits).
-    double product = static_cast<double>(a[k]) * static_cast<double>(b[k]);
-    if (!p.mul_exact)
-      product = round_value(p.mul, product, is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
-    acc = add_into(p.acc, acc, product, is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
+    if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped (and draw nothing)
+    acc = mac_term(p, acc, a[k], b[k], !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
+                   is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
   }
   Format last = p.acc;
   if (chunked) {

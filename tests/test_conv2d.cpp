@@ -22,31 +22,14 @@
 #include "numerics/philox.h"
 #include "numerics/round.h"
 #include "tests/grad_check.h"
+#include "tests/test_util.h"
 
 using namespace emu;
+using emu::test::bits;
+using emu::test::mismatch;
+using emu::test::policy;
 
 namespace {
-
-NumericsPolicy policy(std::initializer_list<std::pair<const char*, const char*>> settings) {
-  NumericsPolicy p;
-  for (const auto& [k, v] : settings) p.set(k, v);
-  return p;
-}
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-// "" when got and want agree bit for bit, else the first difference.
-std::string mismatch(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    if (bits(got[i]) != bits(want[i]))
-      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + " want " + std::to_string(want[i]);
-  return "";
-}
 
 // Values with full 24-bit significands over a few binades, and some exact zeros (one -0).
 Tensor rich_tensor(const Shape& shape, uint64_t seed, double zero_fraction = 0.1) {

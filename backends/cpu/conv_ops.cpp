@@ -361,9 +361,7 @@ void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, Dra
   MacPolicy sp = p;
   sp.mul_exact = true;
   const std::vector<float> ones(static_cast<size_t>(K), 1.0f);
-  const bool fast = !draws_random(sp) && sp.chunk == 0 && sp.acc.family == Family::Ieee && sp.acc.exp_bits == 8 &&
-                    sp.acc.man_bits == 23 && sp.acc.rounding == Rounding::NearestEven && sp.acc.subnormals &&
-                    !sp.acc.saturate && sp.acc.specials == Specials::InfNan;
+  const bool fast = !draws_random(sp) && sp.chunk == 0 && is_plain_fp32(sp.acc);
   const uint64_t sites = mac_site_count(K, sp.chunk);
   parallel_for(C, threads_, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> a(static_cast<size_t>(fast ? 0 : K));

@@ -94,7 +94,7 @@ void CpuBackend::activation_forward(Activation kind, const Format& out, const Te
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();
-  const bool plain = is_native_fp32(out);
+  const bool plain = is_plain_fp32(out);
   cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
     switch (kind) {
       case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
@@ -122,7 +122,7 @@ void CpuBackend::activation_backward(Activation kind, const Format& g, const Ten
   Tensor xc = x.contiguous(), yc = y.contiguous(), gc = gy.contiguous();
   const float *xp = xc.data(), *yp = yc.data(), *gp = gc.data();
   float* out = gx.data();
-  const bool plain = is_native_fp32(g);
+  const bool plain = is_plain_fp32(g);
   const ElementArith arith(g, key.seed, key.stream);
   cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
@@ -137,7 +137,7 @@ void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor&
   Tensor ac = a.contiguous(), bc = b.contiguous();
   const float *ap = ac.data(), *bp = bc.data();
   float* out = y.data();
-  const bool plain = is_native_fp32(f);
+  const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, key.seed, key.stream);
   cpu_parallel_for(a.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) add_values(Fp32Arith{}, ap, bp, out, lo, hi);

@@ -28,11 +28,6 @@ bool same_format(const Format& a, const Format& b) {
          a.man_bits == b.man_bits && a.nbits == b.nbits && a.es == b.es && a.frac_bits == b.frac_bits;
 }
 
-bool is_fp32_rne(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 &&
-         f.rounding == Rounding::NearestEven && f.subnormals && f.specials == Specials::InfNan && !f.saturate;
-}
-
 // Every value of f is a binary32 value (what the fast paths' accumulators hold).
 bool binary32_valued(const Format& f) { return !f.accumulator_only; }
 
@@ -117,11 +112,11 @@ class Epilogue {
     last_ = chunked_ ? p_.acc_outer : p_.acc;
     // Values reaching the bias are binary32 values when the last accumulator is.
     const bool last_b32 = chunked_ ? binary32_valued(p_.acc_outer) : acc_binary32;
-    promote_fp32_ = chunked_ && is_fp32_rne(p_.acc_outer) && acc_binary32;
-    bias_fp32_ = is_fp32_rne(last_) && last_b32;
+    promote_fp32_ = chunked_ && is_plain_fp32(p_.acc_outer) && acc_binary32;
+    bias_fp32_ = is_plain_fp32(last_) && last_b32;
     // R_out(v) = v when v is already a value of out (non-stochastic modes).
     out_identity_ = !is_stochastic(p_.out) && ((same_format(p_.out, last_) && binary32_valued(last_)) ||
-                                               (is_fp32_rne(p_.out) && last_b32));
+                                               (is_plain_fp32(p_.out) && last_b32));
     out_binary32_ =
         p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 && p_.out.subnormals;
     out_ieee_ = !is_stochastic(p_.out) && fast_ieee_d_supported(p_.out);
@@ -134,7 +129,7 @@ class Epilogue {
   double promote(double outer, double acc, uint64_t o, uint64_t c) const {
     if (promote_fp32_) return static_cast<float>(outer) + static_cast<float>(acc);
     const uint32_t r = is_stochastic(p_.acc_outer) ? draw(o, tail_ + c) : 0;
-    return round_exact(p_.acc_outer, exact_add(outer, acc, round_down_zero(p_.acc_outer)), r);
+    return add_into(p_.acc_outer, outer, acc, r);
   }
 
   // The output o from its final accumulator value v, bias element b (or null).
@@ -144,7 +139,7 @@ class Epilogue {
         v = static_cast<float>(v) + *b;
       } else {
         const uint32_t r = is_stochastic(last_) ? draw(o, tail_ + chunks_) : 0;
-        v = round_exact(last_, exact_add(v, *b, round_down_zero(last_)), r);
+        v = add_into(last_, v, *b, r);
       }
     }
     if (out_identity_) return is_nan(v) ? static_cast<float>(quiet_nan()) : static_cast<float>(v);
@@ -497,9 +492,9 @@ GemmPath gemm_policy_path(const MacPolicy& p) {
     // An exact integer accumulation never rounds, so :sr draws do not matter.
     return acc.family == Family::Fixed ? GemmPath::Int : GemmPath::Generic;
   }
-  if (is_fp32_rne(acc) && !p.mul_exact) {
+  if (is_plain_fp32(acc) && !p.mul_exact) {
     const Format& m = p.mul;
-    if (is_fp32_rne(m)) return GemmPath::Fp32;
+    if (is_plain_fp32(m)) return GemmPath::Fp32;
     if (m.family == Family::Ieee && !m.accumulator_only && m.max_finite <= 3.4028234663852886e38) {
       if (fast_ieee_rne_product_f_supported(m)) return GemmPath::MulFmaF32;
       if (fast_ieee_rne_d_supported(m)) return GemmPath::MulRneF32;

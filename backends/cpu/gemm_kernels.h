@@ -45,12 +45,7 @@ inline v16f32 narrow_concat(v8f64 lo, v8f64 hi) {
 
 // One term of mac_reduce's loop (numerics/mac.h) for a policy without :sr in
 // mul and acc: the reference the kernels fall back to, lane by lane.
-inline double ref_step(const MacPolicy& p, double acc, float a, float b) {
-  if (a == 0.0f || b == 0.0f) return acc;
-  double product = static_cast<double>(a) * static_cast<double>(b);
-  if (!p.mul_exact) product = round_value(p.mul, product, 0);
-  return round_exact(p.acc, exact_add(acc, product, round_down_zero(p.acc)), 0);
-}
+inline double ref_step(const MacPolicy& p, double acc, float a, float b) { return mac_term(p, acc, a, b); }
 
 // All lanes of one accumulator vector redone with ref_step (a flagged lane is
 // rare, so the whole vector is recomputed). old: the lanes before the term.

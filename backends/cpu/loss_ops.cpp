@@ -59,7 +59,7 @@ MacPolicy accumulate_only(const MacPolicy& p) {
 
 // Whether native binary32 multiply-adds give mac_reduce's bits.
 bool native_dot(const MacPolicy& p) {
-  return !p.mul_exact && is_native_fp32(p.mul) && is_native_fp32(p.acc) && p.chunk == 0;
+  return !p.mul_exact && is_plain_fp32(p.mul) && is_plain_fp32(p.acc) && p.chunk == 0;
 }
 
 double dot(const MacRounding& acc_policy, bool native, const float* a, const float* b, int64_t K,
@@ -174,8 +174,7 @@ void CpuBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits,
   for (int64_t r = 0; r < N; ++r) {
     if (cls[static_cast<size_t>(r)] < 0) continue;
     ++count;
-    total = round_exact(p.acc, exact_add(total, -rows[static_cast<size_t>(r)], round_down_zero(p.acc)),
-                        draw_at(p.acc, key, kTotal, static_cast<uint64_t>(r)));
+    total = add_into(p.acc, total, -rows[static_cast<size_t>(r)], draw_at(p.acc, key, kTotal, static_cast<uint64_t>(r)));
   }
   loss.data()[0] =
       static_cast<float>(format_div(p.out, total, static_cast<double>(count), draw_at(p.out, key, kMean, 0)));
@@ -199,7 +198,7 @@ void CpuBackend::cross_entropy_backward(const Format& g, const Tensor& logp, con
   const float* lp = lc.data();
   float* out = glogits.data();
   const ElementArith arith(g, key.seed, key.stream);
-  const bool plain = is_native_fp32(g);
+  const bool plain = is_plain_fp32(g);
   cpu_parallel_for(N, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
     if (plain) ce_grad_rows(Fp32Arith{}, lp, cls, q_on, q_off, w, out, C, r0, r1);
     else ce_grad_rows(arith, lp, cls, q_on, q_off, w, out, C, r0, r1);
@@ -220,7 +219,7 @@ void CpuBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& 
   float* dp = diff.data();
   const int64_t n = x.numel();
   const ElementArith arith(p.out, key.seed, key.stream);
-  const bool plain = is_native_fp32(p.out);
+  const bool plain = is_plain_fp32(p.out);
   cpu_parallel_for(n, kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) sub_values(Fp32Arith{}, xp, tp, dp, lo, hi);
     else sub_values(arith, xp, tp, dp, lo, hi);
@@ -249,7 +248,7 @@ void CpuBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor&
   float* out = gx.data();
   float* out_t = gtarget ? gtarget->data() : nullptr;
   const ElementArith arith(g, key.seed, key.stream);
-  const bool plain = is_native_fp32(g);
+  const bool plain = is_plain_fp32(g);
   cpu_parallel_for(n, kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) scale_values(Fp32Arith{}, dp, w, out, out_t, lo, hi);
     else scale_values(arith, dp, w, out, out_t, lo, hi);

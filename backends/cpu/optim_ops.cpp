@@ -19,7 +19,7 @@ namespace {
 struct UpdateArith {
   Format f;
   bool native;
-  explicit UpdateArith(const Format& fmt) : f(fmt), native(is_identity_format(fmt)) {}
+  explicit UpdateArith(const Format& fmt) : f(fmt), native(is_plain_fp32(fmt)) {}
   float add(float a, float b) const { return native ? a + b : static_cast<float>(format_add(f, a, b)); }
   float sub(float a, float b) const { return native ? a - b : static_cast<float>(format_sub(f, a, b)); }
   float mul(float a, float b) const { return native ? a * b : static_cast<float>(format_mul(f, a, b)); }

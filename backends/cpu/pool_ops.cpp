@@ -26,7 +26,7 @@ using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 
 // R_out of a sum of K terms, at the output site of mac_reduce (2K + chunks + 1).
 float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
-  if (is_fp32_rne(out.format()) && is_binary32(v)) return static_cast<float>(v);
+  if (is_plain_fp32(out.format()) && is_binary32(v)) return static_cast<float>(v);
   const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
   const uint32_t r =
       is_stochastic(out.format()) ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1) : 0;

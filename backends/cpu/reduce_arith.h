@@ -37,11 +37,6 @@ inline void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
   for (std::thread& th : workers) th.join();
 }
 
-inline bool is_fp32_rne(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
-}
-
 inline float canonical(float v) { return v != v ? static_cast<float>(quiet_nan()) : v; }
 inline bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v; }
 
@@ -92,7 +87,7 @@ class Round {
 // plain fp32 the binary32 operation is that rounding (NaNs made canonical, as round_value does).
 class Rounder {
  public:
-  Rounder(const Format& f, DrawKey key) : r_(f), key_(key), native_(is_fp32_rne(f)) {}
+  Rounder(const Format& f, DrawKey key) : r_(f), key_(key), native_(is_plain_fp32(f)) {}
   float add(float a, float b, uint64_t i) const {
     if (native_) return canonical(a + b);
     return static_cast<float>(r_.add(a, b, draw(i)));
@@ -137,8 +132,8 @@ class Reducer {
     const bool random = is_stochastic(p.acc) || (!p_.mul_exact && is_stochastic(p.mul)) ||
                         (p.chunk > 0 && is_stochastic(p.acc_outer));
     if (random) mode_ = Mode::Generic;
-    else if (p.chunk == 0 && is_fp32_rne(p.acc))
-      mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_fp32_rne(p.mul) ? Mode::Mul : Mode::Ieee;
+    else if (p.chunk == 0 && is_plain_fp32(p.acc))
+      mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_plain_fp32(p.mul) ? Mode::Mul : Mode::Ieee;
     else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
   }
   double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {

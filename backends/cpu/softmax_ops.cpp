@@ -45,12 +45,12 @@ MacPolicy plain_sum_policy(const MacPolicy& p) {
 }
 
 // Whether native binary32 additions give the sum's bits: acc fp32, no chunks.
-bool native_sum(const MacPolicy& p) { return is_native_fp32(p.acc) && p.chunk == 0; }
+bool native_sum(const MacPolicy& p) { return is_plain_fp32(p.acc) && p.chunk == 0; }
 
 // Whether native binary32 multiply-adds give the dot product's bits (with the
 // zero-operand skip): mul fp32 (rounded), acc fp32, out fp32, no chunks.
 bool native_dot(const MacPolicy& p) {
-  return !p.mul_exact && is_native_fp32(p.mul) && native_sum(p) && is_native_fp32(p.out);
+  return !p.mul_exact && is_plain_fp32(p.mul) && native_sum(p) && is_plain_fp32(p.out);
 }
 
 // Draws of the reduction over row `row` of length K under site stream `stream`.
@@ -119,7 +119,7 @@ void backward_rows(A a, const MacPolicy& p, bool log, const float* y, const floa
   sum_policy.mul_exact = true;
   const MacRounding sp(sum_policy), dp(p);
   const bool fast_dot = native_dot(p);
-  const bool fast_sum = native_sum(p) && is_native_fp32(p.out);
+  const bool fast_sum = native_sum(p) && is_plain_fp32(p.out);
   const std::vector<float> ones(static_cast<size_t>(C), 1.0f);
   for (int64_t r = r0; r < r1; ++r) {
     const float* yr = y + r * C;
@@ -169,7 +169,7 @@ void CpuBackend::softmax_forward(const MacPolicy& p, bool log, const Tensor& x, 
   float* yp = y.data();
   const int64_t rows = x.dim(0), C = x.dim(1);
   const bool native = native_sum(p);
-  const bool fast = native && is_native_fp32(p.out);
+  const bool fast = native && is_plain_fp32(p.out);
   const ElementArith arith(p.out, key.seed, key.stream);
   cpu_parallel_for(rows, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
     if (fast) forward_rows(Fp32Arith{}, p, log, true, xp, yp, C, key, r0, r1);
@@ -188,7 +188,7 @@ void CpuBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y,
   float* out = gx.data();
   const int64_t rows = y.dim(0), C = y.dim(1);
   const ElementArith arith(p.out, key.seed, key.stream);
-  const bool plain = is_native_fp32(p.out);
+  const bool plain = is_plain_fp32(p.out);
   cpu_parallel_for(rows, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
     if (plain) backward_rows(Fp32Arith{}, p, log, yp, gp, out, C, key, r0, r1);
     else backward_rows(arith, p, log, yp, gp, out, C, key, r0, r1);
