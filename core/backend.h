@@ -16,13 +16,21 @@
 #include "core/backend_ops_elementwise.h"
 #include "core/backend_ops_nn.h"
 #include "core/backend_ops_optim.h"
+#include "core/backend_ops_recurrent.h"
+#include "core/backend_ops_sequence.h"
+#include "core/backend_ops_sparse.h"
+#include "core/backend_ops_attention.h"
 #include "core/backend_types.h"
 
 #define EMU_BACKEND_OPS(X) \
   EMU_OPS_DENSE(X)         \
   EMU_OPS_ELEMENTWISE(X)   \
   EMU_OPS_NN(X)            \
-  EMU_OPS_OPTIM(X)
+  EMU_OPS_OPTIM(X)         \
+  EMU_OPS_SEQUENCE(X)      \
+  EMU_OPS_ATTENTION(X)     \
+  EMU_OPS_RECURRENT(X)     \
+  EMU_OPS_SPARSE(X)
 
 namespace emu {
 

@@ -4,9 +4,9 @@
 //
 //   emutrain bench quantize [--n N] [--threads T] [--formats a,b,...] [--repeat R]
 //
-// A new benchmark is a function `BenchCommand add_bench_<name>(CLI::App& bench)`
-// that adds its subcommand and returns its runner, plus one entry in
-// kBenchCommands below.
+// A new benchmark is a function `Runner add_bench_<name>(CLI::App& bench)` that
+// adds its subcommand and returns its runner, registered in its own file with
+// EMU_BENCH_COMMAND("<name>", add_bench_<name>) (tools/commands.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,10 +28,6 @@
 namespace emu::cli {
 namespace {
 
-struct BenchCommand {
-  CLI::App* app;  // the `bench <name>` subcommand
-  Runner run;
-};
 
 // --- what every benchmark prints ------------------------------------------
 
@@ -236,7 +232,7 @@ int run_bench_quantize(const QuantizeArgs& args) {
   return 0;
 }
 
-BenchCommand add_bench_quantize(CLI::App& bench) {
+Runner add_bench_quantize(CLI::App& bench) {
   auto args = std::make_shared<QuantizeArgs>();
   CLI::App* cmd =
       bench.add_subcommand("quantize", "Throughput of quantize_array (numerics/bulk.h) against memcpy");
@@ -250,31 +246,18 @@ BenchCommand add_bench_quantize(CLI::App& bench) {
       ->delimiter(',');
   cmd->add_option("--repeat", args->repeat, "Timed runs per format; the best is printed")
       ->capture_default_str();
-  return {cmd, [args] { return run_bench_quantize(*args); }};
+  return [args] { return run_bench_quantize(*args); };
 }
-
-// Every `bench` subcommand; add new ones here.
-// `bench gemm` lives in tools/bench_gemm.cpp.
-BenchCommand add_bench_gemm_command(CLI::App& bench) {
-  auto run = std::make_shared<std::function<int()>>();
-  add_bench_gemm(bench, run.get());
-  return {bench.get_subcommand("gemm"), [run] { return (*run)(); }};
-}
-
-BenchCommand (*const kBenchCommands[])(CLI::App&) = {add_bench_quantize, add_bench_gemm_command};
 
 }  // namespace
 
 Runner add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Performance measurements against same-run baselines");
   bench->require_subcommand(1);
-  auto commands = std::make_shared<std::vector<BenchCommand>>();
-  for (auto add : kBenchCommands) commands->push_back(add(*bench));
-  return [commands] {
-    for (const BenchCommand& c : *commands)
-      if (c.app->parsed()) return c.run();
-    return 2;
-  };
+  return add_registered_commands(*bench, "bench");
 }
+
+EMU_COMMAND("bench", add_bench_command);
+EMU_BENCH_COMMAND("quantize", add_bench_quantize);
 
 }  // namespace emu::cli

@@ -3,6 +3,7 @@
 //
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
 #include "tools/bench_gemm.h"
+#include "tools/commands.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -223,7 +224,7 @@ int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
   return 0;
 }
 
-void add_bench_gemm(CLI::App& bench_group, std::function<int()>* runner) {
+Runner add_bench_gemm(CLI::App& bench_group) {
   CLI::App* cmd = bench_group.add_subcommand(
       "gemm", "mac_gemm GMAC/s under common policies next to OpenBLAS SGEMM (same run, ratios)");
   auto opts = std::make_shared<BenchGemmOptions>();
@@ -234,7 +235,9 @@ void add_bench_gemm(CLI::App& bench_group, std::function<int()>* runner) {
   cmd->add_option("--min-time", opts->min_time, "Seconds of timed runs per policy (default 0.5)");
   cmd->add_option("--seed", opts->seed, "Seed of the N(0,1) operands (default 1)");
   cmd->add_flag("--generic", opts->generic, "Also time the generic path (mac_reduce per output; slow)");
-  *runner = [opts]() { return run_bench_gemm(*opts, std::cout); };
+  return [opts]() { return run_bench_gemm(*opts, std::cout); };
 }
+
+EMU_BENCH_COMMAND("gemm", add_bench_gemm);
 
 }  // namespace emu::cli

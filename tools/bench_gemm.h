@@ -17,10 +17,6 @@ struct BenchGemmOptions {
   uint64_t seed = 1;
 };
 
-// Adds `gemm` to the `bench` subcommand; *runner is set to the function that
-// runs it (call it when bench_group.got_subcommand("gemm")).
-void add_bench_gemm(CLI::App& bench_group, std::function<int()>* runner);
-
 // The benchmark itself. If OPENBLAS_CORETYPE is unset it first re-executes the
 // process with a core type that this CPU can run (SkylakeX with AVX-512,
 // Haswell with AVX2), because OpenBLAS 0.3.21 does not recognise recent CPUs

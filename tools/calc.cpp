@@ -342,4 +342,6 @@ Runner add_calc_command(CLI::App& app) {
   };
 }
 
+EMU_COMMAND("calc", add_calc_command);
+
 }  // namespace emu::cli

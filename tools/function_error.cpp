@@ -150,4 +150,6 @@ Runner add_function_error_command(CLI::App& app) {
   return [names, stride, threads]() -> int { return run(*names, *stride, *threads); };
 }
 
+EMU_COMMAND("function-error", add_function_error_command);
+
 }  // namespace emu::cli
