@@ -7,8 +7,9 @@
 //   time series  "x" (N,T,C), "y" (N)
 //   translation  "src" (N,S) token ids, "tgt_in" (N,T) decoder inputs,
 //                "tgt_out" (N,T) targets; ids as floats, padding id 0
-//   graph        "x" sparse features, "adj" sparse normalised adjacency (in
-//                `sparse`), "y" (V), "train_mask"/"val_mask"/"test_mask" (V) 0/1
+//   graph        in `sparse`: "x" node features (V,F), "adj" the raw symmetric
+//                adjacency (V,V), values 1, no self-loops (GCNConv adds them and
+//                normalises); "y" (V), "train_mask"/"val_mask"/"test_mask" (V) 0/1
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ class Dataset {
   // augmentation draws Philox keyed by (seed, epoch, example index), never by
   // thread or call order.
   virtual Batch get(const std::vector<int64_t>& indices, uint64_t seed, int64_t epoch) const = 0;
+  // Sizes a model is built from, by name: "classes", "channels", "height",
+  // "width", "length" (time steps), "features", "src_vocab", "tgt_vocab", ...
+  virtual std::map<std::string, int64_t> meta() const = 0;
   // One line for logs: "CIFAR-10 train, 50000 images 3x32x32, 10 classes".
   virtual std::string describe() const = 0;
 };
