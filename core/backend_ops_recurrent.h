@@ -1,5 +1,254 @@
-// Op family: recurrent. (Empty until its ops are added; see core/backend.h for the
-// X(name, (parameters), (arguments)) entry format.)
+// Op family: recurrent (LSTM and GRU layers, one layer in one direction per call).
+// The arithmetic is written down in docs/layers_recurrent.md; the CPU reference
+// is backends/cpu/recurrent_ops.cpp. The layers (layers/lstm.cpp, layers/gru.cpp)
+// read the operands into the policy's formats and record autograd; these ops
+// run the recurrence and every reduction of the backward pass.
+//
+// Conventions shared by every op below:
+//  * Batch first: x (N,T,I), y (N,T,H); per-step tensors are (N,T,...) too. G = 4
+//    gates for the LSTM (i, f, g, o, PyTorch's order), 3 for the GRU (r, z, n).
+//    Results are allocated by the caller, contiguous, zero-filled; inputs may be
+//    any view.
+//  * `mask` (N,T) or null (every step valid): step t of sequence n is valid when
+//    mask[n,t] != 0. A step that is not valid leaves the state unchanged (h and
+//    c carried), writes y[n,t,:] = +0 and gets zero gate gradients; its output
+//    gradient is ignored. A prefix mask (lengths) gives PyTorch's packed-sequence
+//    semantics in both directions: the reverse direction carries its initial
+//    state through the padding and starts at each sequence's last valid step.
+//  * `reverse`: steps run t = T-1 .. 0 instead of 0 .. T-1; t is always the time
+//    index of x and y.
+//  * Forward: the gate pre-activations of step t are reductions (numerics/mac.h,
+//    through mac_gemm) of the row xh[n,t,:] = [x[n,t,:], R_act(h_{t-1}[n,:])]
+//    (I + H terms: input features, then hidden features) with the rows of
+//    [w_ih | w_hh], then the bias: pre = R_out(R_acc(sum) + bias). Element-wise
+//    results are rounded to p.out in the order of lstm_cell_forward /
+//    gru_cell_forward.
+//  * Backward: p.out is the grads format. Per step (opposite processing order)
+//    the element-wise gate gradients (lstm_cell_backward / gru_cell_backward),
+//    then the hidden-state gradient as a reduction over the gate units in
+//    ascending order (i, f, g, o blocks; GRU r, z, n blocks), K = G*H. After the
+//    steps, with the gate gradients dg (N*T rows, row n*T + t):
+//      dx (N,T,I)      = reduction over the gate units of dg x w_ih (GRU: da_r, da_z, da_n)
+//      dw_ih (G*H, I)  = reduction over the rows (n, t) ascending of dg x x
+//      dw_hh (G*H, H)  = the same with the read h_{t-1} of xh (GRU: da_r, da_z, da_nh)
+//      dbias           = plain sums (mul exact, p's acc and chunks) over the rows (n, t)
+//    each written when not null.
+//  * Draws (:sr only): step t draws from the stream recurrent_step_key(key, t),
+//    site s (lstm_site / gru_site) from its stream + s: an element-wise rounding
+//    of element (n, j) at index n*H + j; a reduction (site of a gemm) as gemm
+//    numbers its outputs o = n*cols + c: index o * mac_site_count(K, chunk) + its
+//    mac site. The whole-sequence reductions of the backward draw from
+//    key.stream + kGradX / kGradWih / kGradWhh / kGradBias in the same way.
+//
+// lstm_forward:  x (N,T,I) read, h0, c0 (N,H) read, w_ih (4H,I), w_hh (4H,H), bias (4H) or null
+//                (read) -> y (N,T,H), h_n, c_n (N,H), xh (N,T,I+H) the reductions' read rows,
+//                saved (N,T,6H) = [i, f, g, o, tanh(c_t), c_{t-1}] per valid step, preact (N,T,4H)
+//                or null = the gate pre-activations (inspection and tests).
+// lstm_backward: w_ih, w_hh, xh, saved, mask as in the forward; gy (N,T,H), gh_n, gc_n (N,H) or null
+//                (read grads) -> dx (N,T,I), dw_ih (4H,I), dw_hh (4H,H), dbias (4H) each or null,
+//                dh0, dc0 (N,H).
+// gru_forward:   x, h0 as above, w_ih (3H,I), w_hh (3H,H), bias (4H) = [b_r, b_z, b_in, b_hn] or null
+//                -> y (N,T,H), h_n (N,H), xh (N,T,I+H), saved (N,T,5H) = [r, z, n, a_nh, d],
+//                preact (N,T,4H) or null = [a_r, a_z, a_nx, a_nh]. r and z: one reduction over
+//                (input, hidden features), then b_r / b_z; a_nx: over the input features, then
+//                b_in; a_nh: over the hidden features, then b_hn.
+// gru_backward:  as lstm_backward without the cell state; dbias (4H) = sums of
+//                [da_r, da_z, da_n, da_nh].
 #pragma once
 
-#define EMU_OPS_RECURRENT(X)
+#include <cstdint>
+
+#include "core/backend_ops_elementwise.h"
+#include "core/backend_types.h"
+#include "core/draw_key.h"
+
+#define EMU_OPS_RECURRENT(X)                                                                                    \
+  X(lstm_forward,                                                                                               \
+    (const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0, const Tensor& c0,                \
+     const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y,   \
+     Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* preact, DrawKey key),                         \
+    (p, act, x, h0, c0, w_ih, w_hh, bias, mask, reverse, y, h_n, c_n, xh, saved, preact, key))                  \
+  X(lstm_backward,                                                                                              \
+    (const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor& saved,         \
+     const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask, bool reverse, Tensor* dx,    \
+     Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0, DrawKey key),                       \
+    (p, w_ih, w_hh, xh, saved, gy, gh_n, gc_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, dc0, key))          \
+  X(gru_forward,                                                                                                \
+    (const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0, const Tensor& w_ih,              \
+     const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,          \
+     Tensor& xh, Tensor& saved, Tensor* preact, DrawKey key),                                                   \
+    (p, act, x, h0, w_ih, w_hh, bias, mask, reverse, y, h_n, xh, saved, preact, key))                           \
+  X(gru_backward,                                                                                               \
+    (const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor& saved,         \
+     const Tensor* gy, const Tensor* gh_n, const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih,         \
+     Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key),                                                   \
+    (p, w_ih, w_hh, xh, saved, gy, gh_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, key))
+
+namespace emu {
+
+// The draw key of time step t of a recurrent op called with `key`: a hash, so
+// that steps, and the sites of one step (stream + site), do not share streams.
+inline DrawKey recurrent_step_key(DrawKey key, int64_t t) {
+  return DrawKey{key.seed, mix64(key.stream ^ mix64(0x5bd1e9955bd1e995ull + static_cast<uint64_t>(t)))};
+}
+
+// Streams of the backward's whole-sequence reductions: key.stream + these.
+namespace recurrent_site {
+constexpr uint32_t kGradX = 0;     // dx
+constexpr uint32_t kGradWih = 1;   // dw_ih
+constexpr uint32_t kGradWhh = 2;   // dw_hh
+constexpr uint32_t kGradBias = 3;  // dbias
+}  // namespace recurrent_site
+
+// Rounding sites (stream offsets from the step's key) of the LSTM ops.
+namespace lstm_site {
+// Forward.
+constexpr uint32_t kReadH = 0;   // R_act(h_{t-1}) into xh
+constexpr uint32_t kGates = 1;   // the gate reductions (N x 4H outputs, K = I+H)
+constexpr uint32_t kI = 2;       // i = R(sigmoid(a_i))
+constexpr uint32_t kF = 3;       // f = R(sigmoid(a_f))
+constexpr uint32_t kG = 4;       // g = R(tanh(a_g))
+constexpr uint32_t kO = 5;       // o = R(sigmoid(a_o))
+constexpr uint32_t kFC = 6;      // R(f * c_{t-1})
+constexpr uint32_t kIG = 7;      // R(i * g)
+constexpr uint32_t kC = 8;       // c_t = R(fc + ig)
+constexpr uint32_t kTanhC = 9;   // tc = R(tanh(c_t))
+constexpr uint32_t kH = 10;      // h_t = R(o * tc)
+// Backward.
+constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
+constexpr uint32_t kDtc = 1;     // dtc = R(dh * o)
+constexpr uint32_t kDo = 2;      // do = R(dh * tc)
+constexpr uint32_t kTanhGrad = 3;  // 3, 4, 5: R(dtc * R(1 - R(tc * tc)))
+constexpr uint32_t kDc = 6;      // dc = R(dc_next + that)
+constexpr uint32_t kDi = 7;      // di = R(dc * g)
+constexpr uint32_t kDg = 8;      // dg = R(dc * i)
+constexpr uint32_t kDf = 9;      // df = R(dc * c_{t-1})
+constexpr uint32_t kDcPrev = 10; // dc_{t-1} = R(dc * f)
+constexpr uint32_t kGradI = 11;  // 11..13: da_i = R(di * R(i * R(1 - i)))
+constexpr uint32_t kGradF = 14;  // 14..16: da_f
+constexpr uint32_t kGradG = 17;  // 17..19: da_g = R(dg * R(1 - R(g * g)))
+constexpr uint32_t kGradO = 20;  // 20..22: da_o
+constexpr uint32_t kGemmH = 23;  // dh_{t-1} = R(sum over the 4H gate units of da * W_hh)
+}  // namespace lstm_site
+
+namespace gru_site {
+// Forward.
+constexpr uint32_t kReadH = 0;   // R_act(h_{t-1}) into xh
+constexpr uint32_t kGatesRZ = 1; // r, z pre-activations (N x 2H outputs, K = I+H)
+constexpr uint32_t kGatesNX = 2; // a_nx (N x H outputs, K = I)
+constexpr uint32_t kGatesNH = 3; // a_nh (N x H outputs, K = H)
+constexpr uint32_t kR = 4;       // r = R(sigmoid(a_r))
+constexpr uint32_t kZ = 5;       // z = R(sigmoid(a_z))
+constexpr uint32_t kU = 6;       // u = R(r * a_nh)
+constexpr uint32_t kAN = 7;      // a_n = R(a_nx + u)
+constexpr uint32_t kN = 8;       // n = R(tanh(a_n))
+constexpr uint32_t kD = 9;       // d = R(h_{t-1} - n)
+constexpr uint32_t kE = 10;      // e = R(z * d)
+constexpr uint32_t kH = 11;      // h_t = R(n + e)
+// Backward.
+constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
+constexpr uint32_t kDz = 1;      // dz = R(dh * d)
+constexpr uint32_t kDd = 2;      // dd = R(dh * z)
+constexpr uint32_t kDn = 3;      // dn = R(dh - dd)
+constexpr uint32_t kGradN = 4;   // 4..6: da_n = R(dn * R(1 - R(n * n)))
+constexpr uint32_t kDanh = 7;    // da_nh = R(da_n * r)
+constexpr uint32_t kDr = 8;      // dr = R(da_n * a_nh)
+constexpr uint32_t kGradR = 9;   // 9..11: da_r = R(dr * R(r * R(1 - r)))
+constexpr uint32_t kGradZ = 12;  // 12..14: da_z = R(dz * R(z * R(1 - z)))
+constexpr uint32_t kGemmH = 15;  // g = R(sum over the units of (r, z, n) of [da_r, da_z, da_nh] * W_hh)
+constexpr uint32_t kDhPrev = 16; // dh_{t-1} = R(g + dd)
+}  // namespace gru_site
+
+// Element-wise arithmetic `a` (ElementArith or Fp32Arith) with its sites moved
+// by `base`, so that activation_grad's sites 0..2 land where a cell wants them.
+template <class A>
+struct ShiftedSites {
+  const A& a;
+  uint32_t base;
+  EMU_HD float round(float x, uint32_t s) const { return a.round(x, base + s); }
+  EMU_HD float add(float x, float y, uint32_t s) const { return a.add(x, y, base + s); }
+  EMU_HD float sub(float x, float y, uint32_t s) const { return a.sub(x, y, base + s); }
+  EMU_HD float mul(float x, float y, uint32_t s) const { return a.mul(x, y, base + s); }
+};
+
+template <class A>
+EMU_HD ShiftedSites<A> shifted(const A& a, uint32_t base) {
+  return ShiftedSites<A>{a, base};
+}
+
+// One LSTM unit of one valid step, every result rounded by `a` (the out format)
+// in this order. pre: a_i, a_f, a_g, a_o; c: c_{t-1}. Writes saved[k*s], k = 0..5:
+// i, f, g, o, tanh(c_t), c_{t-1}; returns h_t and sets *c_next = c_t.
+template <class A>
+EMU_HD float lstm_cell_forward(const A& a, float ai, float af, float ag, float ao, float c, float* c_next,
+                               float* saved, int64_t s) {
+  using namespace lstm_site;
+  const float i = a.round(fn_sigmoid(ai), kI), f = a.round(fn_sigmoid(af), kF);
+  const float g = a.round(fn_tanh(ag), kG), o = a.round(fn_sigmoid(ao), kO);
+  const float fc = a.mul(f, c, kFC), ig = a.mul(i, g, kIG);
+  const float c2 = a.add(fc, ig, kC);
+  const float tc = a.round(fn_tanh(c2), kTanhC);
+  saved[0] = i, saved[s] = f, saved[2 * s] = g, saved[3 * s] = o, saved[4 * s] = tc, saved[5 * s] = c;
+  *c_next = c2;
+  return a.mul(o, tc, kH);
+}
+
+// Its gradient, every result rounded by `a` (the grads format). dh: the total
+// gradient of h_t (after kDh), dc_next: that of c_t from step t+1; saved as the
+// forward wrote it (stride s). Writes dgate[k*s], k = 0..3: da_i, da_f, da_g,
+// da_o; returns dc_{t-1}.
+template <class A>
+EMU_HD float lstm_cell_backward(const A& a, const float* saved, int64_t s, float dh, float dc_next, float* dgate) {
+  using namespace lstm_site;
+  const float i = saved[0], f = saved[s], g = saved[2 * s], o = saved[3 * s], tc = saved[4 * s];
+  const float c_prev = saved[5 * s];
+  const float dtc = a.mul(dh, o, kDtc);
+  const float d_o = a.mul(dh, tc, kDo);
+  const float dc = a.add(dc_next, activation_grad(Activation::Tanh, shifted(a, kTanhGrad), 0.0f, tc, dtc), kDc);
+  const float di = a.mul(dc, g, kDi), dg = a.mul(dc, i, kDg), df = a.mul(dc, c_prev, kDf);
+  const float dc_prev = a.mul(dc, f, kDcPrev);
+  dgate[0] = activation_grad(Activation::Sigmoid, shifted(a, kGradI), 0.0f, i, di);
+  dgate[s] = activation_grad(Activation::Sigmoid, shifted(a, kGradF), 0.0f, f, df);
+  dgate[2 * s] = activation_grad(Activation::Tanh, shifted(a, kGradG), 0.0f, g, dg);
+  dgate[3 * s] = activation_grad(Activation::Sigmoid, shifted(a, kGradO), 0.0f, o, d_o);
+  return dc_prev;
+}
+
+// One GRU unit of one valid step (PyTorch's formulas; h_t = n + z (h - n) is
+// (1 - z) n + z h), every result rounded by `a` (the out format). pre: a_r, a_z,
+// a_nx, a_nh; h: h_{t-1} (the state, not its read copy). Writes saved[k*s],
+// k = 0..4: r, z, n, a_nh, d; returns h_t.
+template <class A>
+EMU_HD float gru_cell_forward(const A& a, float ar, float az, float anx, float anh, float h, float* saved,
+                              int64_t s) {
+  using namespace gru_site;
+  const float r = a.round(fn_sigmoid(ar), kR), z = a.round(fn_sigmoid(az), kZ);
+  const float u = a.mul(r, anh, kU);
+  const float an = a.add(anx, u, kAN);
+  const float n = a.round(fn_tanh(an), kN);
+  const float d = a.sub(h, n, kD);
+  const float e = a.mul(z, d, kE);
+  saved[0] = r, saved[s] = z, saved[2 * s] = n, saved[3 * s] = anh, saved[4 * s] = d;
+  return a.add(n, e, kH);
+}
+
+// Its gradient (grads format). dh: the total gradient of h_t. Writes dgate[k*s],
+// k = 0..3: da_r, da_z, da_n, da_nh; returns dd, the gradient that reaches
+// h_{t-1} directly (through d), to which the reduction over the gates is added.
+template <class A>
+EMU_HD float gru_cell_backward(const A& a, const float* saved, int64_t s, float dh, float* dgate) {
+  using namespace gru_site;
+  const float r = saved[0], z = saved[s], n = saved[2 * s], anh = saved[3 * s], d = saved[4 * s];
+  const float dz = a.mul(dh, d, kDz);
+  const float dd = a.mul(dh, z, kDd);
+  const float dn = a.sub(dh, dd, kDn);
+  const float dan = activation_grad(Activation::Tanh, shifted(a, kGradN), 0.0f, n, dn);
+  dgate[2 * s] = dan;
+  dgate[3 * s] = a.mul(dan, r, kDanh);
+  const float dr = a.mul(dan, anh, kDr);
+  dgate[0] = activation_grad(Activation::Sigmoid, shifted(a, kGradR), 0.0f, r, dr);
+  dgate[s] = activation_grad(Activation::Sigmoid, shifted(a, kGradZ), 0.0f, z, dz);
+  return dd;
+}
+
+}  // namespace emu

@@ -41,13 +41,20 @@ class Dataset {
   virtual int64_t size() const = 0;
   // The examples `indices` as one batch, on the CPU. Deterministic: any random
   // augmentation draws Philox keyed by (seed, epoch, example index), never by
-  // thread or call order.
+  // thread or call order. Called from several DataLoader workers at once, so
+  // it must not modify shared state.
   virtual Batch get(const std::vector<int64_t>& indices, uint64_t seed, int64_t epoch) const = 0;
   // Sizes a model is built from, by name: "classes", "channels", "height",
   // "width", "length" (time steps), "features", "src_vocab", "tgt_vocab", ...
   virtual std::map<std::string, int64_t> meta() const = 0;
   // One line for logs: "CIFAR-10 train, 50000 images 3x32x32, 10 classes".
   virtual std::string describe() const = 0;
+  // The token of each id of vocabulary `side` ("src", "tgt") for datasets of
+  // token ids (to print or score decoded sequences); empty for the others.
+  virtual std::vector<std::string> vocab(const std::string& side) const {
+    (void)side;
+    return {};
+  }
 };
 
 }  // namespace emu::data

@@ -1,0 +1,368 @@
+// The per-head matrix products and the masked softmax of multi-head attention
+// on the CPU. Definitions (orders, stages, draws): core/backend_ops_attention.h
+// and docs/layers_attention.md.
+//
+// Each head's product is one mac_gemm (backends/cpu/gemm.h: the canonical
+// per-output order whichever fast path runs) on strided views of the
+// (N, T, H*D) activations, with the one operand that needs a transpose packed.
+// Many heads run side by side with single-threaded GEMMs; few heads run one
+// after the other with threaded GEMMs. Policies that draw (:sr anywhere in the
+// reduction) run mac_reduce per output here, so that every output draws at its
+// row-major index in the whole result, not in its head's block.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/reduce_arith.h"
+
+namespace emu {
+namespace {
+
+using cpu_reduce::parallel_for;
+using cpu_reduce::resolve_threads;
+
+// --- per-head products ---------------------------------------------------
+
+// Whether any rounding of a reduction under p draws random bits.
+bool reduction_draws(const MacPolicy& p) {
+  return (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.acc) || is_stochastic(p.out) ||
+         (p.chunk > 0 && is_stochastic(p.acc_outer));
+}
+
+// One head's C (M,N) = A (M,K) B (K,N), all row-major with leading dimensions.
+// C points into the contiguous result that starts at `result`: output (i, j)
+// draws at its index there, (C + i*ldc + j) - result.
+struct HeadProduct {
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+  float* C;
+  int64_t ldc;
+  int64_t M, N, K;
+};
+
+void run_head(const MacPolicy& p, const HeadProduct& h, const float* result, DrawKey key, int threads) {
+  if (!reduction_draws(p)) {
+    mac_gemm(p, h.A, h.lda, h.B, h.ldb, h.C, h.ldc, h.M, h.N, h.K, nullptr, GemmDraws{key.seed, key.stream},
+             threads);
+    return;
+  }
+  std::vector<float> bt(static_cast<size_t>(h.N * h.K));  // B transposed: column j's terms in k order
+  for (int64_t k = 0; k < h.K; ++k)
+    for (int64_t j = 0; j < h.N; ++j) bt[j * h.K + k] = h.B[k * h.ldb + j];
+  const uint64_t sites = mac_site_count(h.K, p.chunk);
+  for (int64_t i = 0; i < h.M; ++i)
+    for (int64_t j = 0; j < h.N; ++j) {
+      float* c = h.C + i * h.ldc + j;
+      const uint64_t base = static_cast<uint64_t>(c - result) * sites;
+      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
+      *c = static_cast<float>(mac_reduce(p, h.A + i * h.lda, bt.data() + j * h.K, h.K, nullptr, draw));
+    }
+}
+
+// Runs make(b, scratch) -> HeadProduct for every head b in [0, heads): side by
+// side when there are enough heads to keep the threads busy, else in turn with
+// threaded GEMMs. `scratch` holds the head's packed operand.
+template <class Make>
+void run_heads(const MacPolicy& p, int64_t heads, const float* result, DrawKey key, int threads,
+               const Make& make) {
+  const int t = resolve_threads(threads);
+  if (heads >= t || reduction_draws(p)) {
+    parallel_for(heads, t, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<float> scratch;
+      for (int64_t b = b0; b < b1; ++b) run_head(p, make(b, scratch), result, key, 1);
+    });
+  } else {
+    std::vector<float> scratch;
+    for (int64_t b = 0; b < heads; ++b) run_head(p, make(b, scratch), result, key, t);
+  }
+}
+
+struct Dims {
+  int64_t N, T, S, H, D;
+};
+
+int64_t head_dim(const char* op, const char* what, const Tensor& t, int64_t heads) {
+  if (t.ndim() != 3 || heads <= 0 || t.dim(2) % heads != 0)
+    throw std::invalid_argument(fmt::format("{}: {} of shape {} is not (N, L, {} heads x D)", op, what,
+                                            shape_string(t.shape()), heads));
+  return t.dim(2) / heads;
+}
+
+void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  if (t.shape() != want)
+    throw std::invalid_argument(
+        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
+  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
+}
+
+// a (N,H,T,S) and a (N, L, H*D) operand that must agree with it.
+Dims weights_dims(const char* op, const Tensor& a, const Tensor& other, int64_t heads, bool other_is_keys) {
+  if (a.ndim() != 4 || a.dim(1) != heads)
+    throw std::invalid_argument(
+        fmt::format("{}: weights of shape {} are not (N, {}, T, S)", op, shape_string(a.shape()), heads));
+  const int64_t D = head_dim(op, other_is_keys ? "y" : "x", other, heads);
+  const Dims d{a.dim(0), a.dim(2), a.dim(3), heads, D};
+  if (other.dim(0) != d.N || other.dim(1) != (other_is_keys ? d.S : d.T))
+    throw std::invalid_argument(fmt::format("{}: weights {} and operand {} disagree", op,
+                                            shape_string(a.shape()), shape_string(other.shape())));
+  return d;
+}
+
+// --- masked softmax --------------------------------------------------------
+
+constexpr int64_t kGrainElements = int64_t{1} << 14;
+
+int64_t row_grain(int64_t S) { return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, S)); }
+
+// A sum accumulated in p's acc, left in the accumulator's own format.
+MacPolicy plain_sum_policy(const MacPolicy& p) {
+  MacPolicy s = p;
+  s.mul_exact = true;
+  s.out = p.chunk > 0 ? p.acc_outer : p.acc;
+  return s;
+}
+
+bool native_sum(const MacPolicy& p) { return is_plain_fp32(p.acc) && p.chunk == 0; }
+
+bool native_dot(const MacPolicy& p) {
+  return !p.mul_exact && is_plain_fp32(p.mul) && native_sum(p) && is_plain_fp32(p.out);
+}
+
+struct RowDraws {
+  uint64_t seed, stream, base;
+  uint32_t operator()(uint64_t site) const { return philox_draw(seed, stream, base + site); }
+};
+
+RowDraws row_draws(DrawKey key, uint32_t site, int64_t row, int64_t K, int chunk) {
+  return RowDraws{key.seed, key.stream + site, static_cast<uint64_t>(row) * mac_site_count(K, chunk)};
+}
+
+struct SoftmaxShape {
+  int64_t N, H, T, S;
+  const float* mask;  // (N, S) or null
+  bool causal;
+  const float* mask_row(int64_t r) const { return mask ? mask + (r / (H * T)) * S : nullptr; }
+  int64_t query(int64_t r) const { return r % T; }
+};
+
+SoftmaxShape softmax_shape(const char* op, const Tensor& s, const Tensor* key_padding, const Tensor& mask_c,
+                           bool causal) {
+  if (s.ndim() != 4)
+    throw std::invalid_argument(
+        fmt::format("{}: scores of shape {} are not (N, H, T, S)", op, shape_string(s.shape())));
+  const SoftmaxShape sh{s.dim(0), s.dim(1), s.dim(2), s.dim(3), key_padding ? mask_c.data() : nullptr,
+                        causal};
+  if (key_padding && key_padding->shape() != Shape{sh.N, sh.S})
+    throw std::invalid_argument(fmt::format("{}: key padding mask of shape {} for scores {}, want ({}, {})",
+                                            op, shape_string(key_padding->shape()), shape_string(s.shape()),
+                                            sh.N, sh.S));
+  return sh;
+}
+
+template <class A>
+void softmax_rows(A a, const MacPolicy& p, float scale, const SoftmaxShape& sh, bool native, const float* s,
+                  float* y, DrawKey key, int64_t r0, int64_t r1) {
+  using namespace attention_site;
+  const int64_t S = sh.S;
+  const MacRounding sum(plain_sum_policy(p));
+  const std::vector<float> ones(static_cast<size_t>(S), 1.0f);
+  std::vector<float> e(static_cast<size_t>(S));
+  std::vector<char> keep(static_cast<size_t>(S));
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* sr = s + r * S;
+    float* yr = y + r * S;
+    const float* mask = sh.mask_row(r);
+    const int64_t t = sh.query(r);
+    bool any = false;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < S; ++j) {
+      keep[j] = !attention_masked(mask, sh.causal, t, j);
+      if (!keep[j]) continue;
+      any = true;
+      a.at(static_cast<uint64_t>(r * S + j));
+      const float z = a.mul(sr[j], scale, kScale);
+      yr[j] = z;
+      m = z > m ? z : m;
+    }
+    if (!any) {
+      std::fill_n(yr, S, 0.0f);
+      continue;
+    }
+    for (int64_t j = 0; j < S; ++j) {
+      if (!keep[j]) {
+        e[j] = 0.0f;  // not a term of the sum
+        continue;
+      }
+      a.at(static_cast<uint64_t>(r * S + j));
+      e[j] = a.round(fn_exp(a.sub(yr[j], m, kSub)), kExp);
+    }
+    double total;
+    if (native) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < S; ++j)
+        if (e[j] != 0.0f) acc = fp32_op::add(acc, e[j]);
+      total = acc;
+    } else {
+      total = sum.reduce(e.data(), ones.data(), S, row_draws(key, kSum, r, S, p.chunk));
+    }
+    for (int64_t j = 0; j < S; ++j) {
+      if (!keep[j]) {
+        yr[j] = 0.0f;
+        continue;
+      }
+      a.at(static_cast<uint64_t>(r * S + j));
+      yr[j] = a.div_wide(e[j], total, kResult);
+    }
+  }
+}
+
+template <class A>
+void softmax_grad_rows(A a, const MacPolicy& p, float scale, const SoftmaxShape& sh, const float* y,
+                       const float* gy, float* gx, DrawKey key, int64_t r0, int64_t r1) {
+  using namespace attention_site;
+  const int64_t S = sh.S;
+  const MacRounding dp(p);
+  const bool fast_dot = native_dot(p);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* yr = y + r * S;
+    const float* gr = gy + r * S;
+    float* out = gx + r * S;
+    const float* mask = sh.mask_row(r);
+    const int64_t t = sh.query(r);
+    float dot;
+    if (fast_dot) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < S; ++j)
+        if (gr[j] != 0.0f && yr[j] != 0.0f) acc = fp32_op::add(acc, fp32_op::mul(gr[j], yr[j]));
+      dot = acc;
+    } else {
+      dot = static_cast<float>(dp.reduce(gr, yr, S, row_draws(key, kReduce, r, S, p.chunk)));
+    }
+    for (int64_t j = 0; j < S; ++j) {
+      if (attention_masked(mask, sh.causal, t, j)) {
+        out[j] = 0.0f;
+        continue;
+      }
+      a.at(static_cast<uint64_t>(r * S + j));
+      out[j] = a.mul(a.mul(yr[j], a.sub(gr[j], dot, kStep1), kStep2), scale, kGradScale);
+    }
+  }
+}
+
+}  // namespace
+
+// x (N,T,H*D), y (N,S,H*D) -> s (N,H,T,S)
+void CpuBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y,
+                                  Tensor& s, DrawKey key) {
+  const char* op = "attention_scores";
+  const int64_t D = head_dim(op, "x", x, heads);
+  if (head_dim(op, "y", y, heads) != D || y.dim(0) != x.dim(0))
+    throw std::invalid_argument(
+        fmt::format("{}: x {} and y {} disagree", op, shape_string(x.shape()), shape_string(y.shape())));
+  const Dims d{x.dim(0), x.dim(1), y.dim(1), heads, D};
+  check_result(op, "s", s, {d.N, d.H, d.T, d.S});
+  const Tensor X = x.contiguous(), Y = y.contiguous();
+  const float *xp = X.data(), *yp = Y.data();
+  float* sp = s.data();
+  const int64_t E = d.H * d.D;
+  run_heads(p, d.N * d.H, sp, key, threads_, [&](int64_t b, std::vector<float>& yt) {
+    const int64_t n = b / d.H, h = b % d.H;
+    yt.resize(static_cast<size_t>(d.D * d.S));  // y's head transposed: (D, S)
+    const float* src = yp + n * d.S * E + h * d.D;
+    for (int64_t j = 0; j < d.S; ++j)
+      for (int64_t k = 0; k < d.D; ++k) yt[k * d.S + j] = src[j * E + k];
+    return HeadProduct{xp + n * d.T * E + h * d.D, E, yt.data(), d.S, sp + b * d.T * d.S, d.S, d.T, d.S, d.D};
+  });
+}
+
+// a (N,H,T,S), y (N,S,H*D) -> c (N,T,H*D)
+void CpuBackend::attention_context(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y,
+                                   Tensor& c, DrawKey key) {
+  const char* op = "attention_context";
+  const Dims d = weights_dims(op, a, y, heads, true);
+  const int64_t E = d.H * d.D;
+  check_result(op, "c", c, {d.N, d.T, E});
+  const Tensor A = a.contiguous(), Y = y.contiguous();
+  const float *ap = A.data(), *yp = Y.data();
+  float* cp = c.data();
+  run_heads(p, d.N * d.H, cp, key, threads_, [&](int64_t b, std::vector<float>&) {
+    const int64_t n = b / d.H, h = b % d.H;
+    return HeadProduct{
+        ap + b * d.T * d.S, d.S, yp + n * d.S * E + h * d.D, E, cp + n * d.T * E + h * d.D, E, d.T, d.D, d.S};
+  });
+}
+
+// a (N,H,T,S), x (N,T,H*D) -> c (N,S,H*D)
+void CpuBackend::attention_context_transposed(const MacPolicy& p, int64_t heads, const Tensor& a,
+                                              const Tensor& x, Tensor& c, DrawKey key) {
+  const char* op = "attention_context_transposed";
+  const Dims d = weights_dims(op, a, x, heads, false);
+  const int64_t E = d.H * d.D;
+  check_result(op, "c", c, {d.N, d.S, E});
+  const Tensor A = a.contiguous(), X = x.contiguous();
+  const float *ap = A.data(), *xp = X.data();
+  float* cp = c.data();
+  run_heads(p, d.N * d.H, cp, key, threads_, [&](int64_t b, std::vector<float>& at) {
+    const int64_t n = b / d.H, h = b % d.H;
+    at.resize(static_cast<size_t>(d.S * d.T));  // a's head transposed: (S, T)
+    const float* src = ap + b * d.T * d.S;
+    for (int64_t t = 0; t < d.T; ++t)
+      for (int64_t j = 0; j < d.S; ++j) at[j * d.T + t] = src[t * d.S + j];
+    return HeadProduct{at.data(), d.T, xp + n * d.T * E + h * d.D, E, cp + n * d.S * E + h * d.D, E, d.S,
+                       d.D,       d.T};
+  });
+}
+
+// s (N,H,T,S), key_padding (N,S) or null -> probs (N,H,T,S)
+void CpuBackend::attention_softmax_forward(const MacPolicy& p, float scale, bool causal, const Tensor& s,
+                                           const Tensor* key_padding, Tensor& probs, DrawKey key) {
+  const char* op = "attention_softmax_forward";
+  const Tensor mask = key_padding ? key_padding->contiguous() : Tensor();
+  const SoftmaxShape sh = softmax_shape(op, s, key_padding, mask, causal);
+  check_result(op, "probs", probs, s.shape());
+  const Tensor Sc = s.contiguous();
+  const float* sp = Sc.data();
+  float* yp = probs.data();
+  const bool native = native_sum(p);
+  const bool fast = native && is_plain_fp32(p.out);
+  const ElementArith arith(p.out, key.seed, key.stream);
+  cpu_parallel_for(sh.N * sh.H * sh.T, row_grain(sh.S), threads_, [&](int64_t r0, int64_t r1) {
+    if (fast)
+      softmax_rows(Fp32Arith{}, p, scale, sh, true, sp, yp, key, r0, r1);
+    else
+      softmax_rows(arith, p, scale, sh, native, sp, yp, key, r0, r1);
+  });
+}
+
+// probs, gprobs (N,H,T,S), key_padding (N,S) or null -> gs (N,H,T,S)
+void CpuBackend::attention_softmax_backward(const MacPolicy& p, float scale, bool causal, const Tensor& probs,
+                                            const Tensor& gprobs, const Tensor* key_padding, Tensor& gs,
+                                            DrawKey key) {
+  const char* op = "attention_softmax_backward";
+  const Tensor mask = key_padding ? key_padding->contiguous() : Tensor();
+  const SoftmaxShape sh = softmax_shape(op, probs, key_padding, mask, causal);
+  if (gprobs.shape() != probs.shape())
+    throw std::invalid_argument(fmt::format("{}: gprobs {} for probs {}", op, shape_string(gprobs.shape()),
+                                            shape_string(probs.shape())));
+  check_result(op, "gs", gs, probs.shape());
+  const Tensor Y = probs.contiguous(), G = gprobs.contiguous();
+  const float *yp = Y.data(), *gp = G.data();
+  float* out = gs.data();
+  const ElementArith arith(p.out, key.seed, key.stream);
+  const bool plain = is_plain_fp32(p.out);
+  cpu_parallel_for(sh.N * sh.H * sh.T, row_grain(sh.S), threads_, [&](int64_t r0, int64_t r1) {
+    if (plain)
+      softmax_grad_rows(Fp32Arith{}, p, scale, sh, yp, gp, out, key, r0, r1);
+    else
+      softmax_grad_rows(arith, p, scale, sh, yp, gp, out, key, r0, r1);
+  });
+}
+
+}  // namespace emu

@@ -1,0 +1,651 @@
+// The sequence ops on the CPU: index_gather / index_sum (Embedding,
+// index_select, step picking), conv1d_forward / _grad_input / _grad_weight and
+// the temporal pools. core/backend_ops_sequence.h states what each computes;
+// docs/layers_sequence.md explains the choices.
+//
+// Conv1d follows backends/cpu/conv_ops.cpp: GEMMs over packed operands run by
+// mac_gemm (im2col with dilation for the forward and grad-weight, a strided
+// gather of gy for grad-input), the packing laying the terms out in the
+// canonical order, so every GEMM path gives the definition's bits; policies
+// with :sr run mac_reduce per output with the op's draw numbering. Sums use the
+// Reducer of reduce_arith.h (binary32 additions for plain fp32, the fast IEEE
+// kernel or mac_reduce otherwise), so nothing depends on the thread count.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/reduce_arith.h"
+#include "numerics/philox.h"
+
+namespace emu {
+namespace {
+
+using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
+
+constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
+
+bool draws_random(const MacPolicy& p) {
+  return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||
+         (p.chunk > 0 && is_stochastic(p.acc_outer));
+}
+
+// A sum that plain binary32 additions compute exactly as defined (from +0, zero terms
+// change nothing then), with a binary32 result.
+bool fp32_sum(const MacPolicy& p) { return !draws_random(p) && p.chunk == 0 && is_plain_fp32(p.acc); }
+
+void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  if (t.shape() != want)
+    throw std::invalid_argument(
+        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
+}
+
+void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  check_shape(op, what, t, want);
+  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
+}
+
+// The entries of a 1-D index tensor as integers, each an exact integer in [0, S).
+std::vector<int64_t> read_index(const char* op, const char* what, const Tensor& index, int64_t S) {
+  if (index.ndim() != 1)
+    throw std::invalid_argument(fmt::format("{}: {} must be 1-D, got {}", op, what, shape_string(index.shape())));
+  const std::vector<float> v = index.to_vector();
+  std::vector<int64_t> out(v.size());
+  for (size_t p = 0; p < v.size(); ++p) {
+    const float f = v[p];
+    if (!(f >= 0.0f && f < static_cast<float>(S)) || static_cast<float>(static_cast<int64_t>(f)) != f)
+      throw std::invalid_argument(fmt::format("{}: {}[{}] = {} is not an integer in [0, {})", op, what, p, f, S));
+    out[p] = static_cast<int64_t>(f);
+  }
+  return out;
+}
+
+// R_out of a sum of K terms, at mac_reduce's output site 2K + chunks + 1 of output o.
+float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
+  if (is_plain_fp32(out.format()) && is_binary32(v)) return static_cast<float>(v);
+  const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
+  const uint32_t r = is_stochastic(out.format())
+                         ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1)
+                         : 0;
+  return static_cast<float>(out(v, r));
+}
+
+// R_out of a sum of the one term v (site stride 1, sites of output i), the backward of every global pool.
+// Plain fp32: R_fp32(+0 + v) (a zero v is a skipped term and leaves +0), NaN made canonical.
+class OneTermSum {
+ public:
+  OneTermSum(const MacPolicy& p, DrawKey key)
+      : p_(p), key_(key), sum_(p, true, 1), out_(p.out), sites_(mac_site_count(1, p.chunk)),
+        native_(fp32_sum(p) && is_plain_fp32(p.out)) {}
+  float operator()(float v, uint64_t i) const {
+    if (native_) return canonical(0.0f + v);
+    return finish_sum(out_, p_.chunk, sum_.run(&v, nullptr, 1, key_, i, sites_), 1, key_, i, sites_);
+  }
+
+ private:
+  MacPolicy p_;
+  DrawKey key_;
+  Reducer sum_;
+  Round out_;
+  uint64_t sites_;
+  bool native_;
+};
+
+// Rows of at least ~16K floats per thread task.
+int64_t row_grain(int64_t row_floats) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_floats, 1)); }
+
+// ---------------------------------------------------------------------------
+// Conv1d geometry and packing
+
+struct Conv1dGeom {
+  int64_t N, C_in, L, C_out, KL, OL, G, Cig, Cog;
+  int64_t s, pd, dl;
+  int64_t kg() const { return Cig * KL; }   // forward terms per output (and grad-weight outputs per row)
+  int64_t kgi() const { return Cog * KL; }  // grad-input terms per output
+  Shape x_shape() const { return {N, C_in, L}; }
+  Shape w_shape() const { return {C_out, Cig, KL}; }
+  Shape y_shape() const { return {N, C_out, OL}; }
+  // The input position tap k of output ol reads (may lie in the padding).
+  int64_t input_at(int64_t ol, int64_t k) const { return ol * s - pd + k * dl; }
+  // The output position whose tap k reads input l, or -1 (outside, or off the stride grid).
+  int64_t output_at(int64_t l, int64_t k) const {
+    const int64_t t = l + pd - k * dl;
+    return t >= 0 && t % s == 0 && t / s < OL ? t / s : -1;
+  }
+};
+
+[[noreturn]] void bad_conv(const char* op, const Conv1dParams& cp, const std::string& what) {
+  throw std::invalid_argument(fmt::format("{} (stride {}, padding {}, dilation {}, groups {}): {}", op, cp.stride,
+                                          cp.padding, cp.dilation, cp.groups, what));
+}
+
+Conv1dGeom conv1d_geom(const char* op, const Conv1dParams& cp, const Shape& xs, const Shape& ws) {
+  if (xs.size() != 3 || ws.size() != 3)
+    bad_conv(op, cp, fmt::format("x {} and w {} must both have 3 dimensions", shape_string(xs), shape_string(ws)));
+  if (cp.stride < 1 || cp.padding < 0 || cp.dilation < 1 || cp.groups < 1)
+    bad_conv(op, cp, "stride, dilation and groups must be >= 1, padding >= 0");
+  Conv1dGeom g{};
+  g.N = xs[0], g.C_in = xs[1], g.L = xs[2];
+  g.C_out = ws[0], g.KL = ws[2];
+  g.G = cp.groups;
+  g.s = cp.stride, g.pd = cp.padding, g.dl = cp.dilation;
+  if (g.C_in % g.G || g.C_out % g.G)
+    bad_conv(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
+  g.Cig = g.C_in / g.G;
+  g.Cog = g.C_out / g.G;
+  if (ws[1] != g.Cig || g.KL < 1)
+    bad_conv(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KL))", shape_string(ws), shape_string(xs),
+                                 g.C_out, g.Cig));
+  const int64_t extra = g.L + 2 * g.pd - g.dl * (g.KL - 1) - 1;
+  if (extra < 0)
+    bad_conv(op, cp, fmt::format("dilated kernel {} longer than the padded input of x {}", g.dl * (g.KL - 1) + 1,
+                                 shape_string(xs)));
+  g.OL = extra / g.s + 1;
+  return g;
+}
+
+// mac_reduce per output o in [0, outputs) with draws at o * sites + site; `terms(o, a, b)` writes the K
+// operand pairs of output o in canonical order and returns its bias (or null).
+template <class Terms>
+void direct_reduce(const MacPolicy& p, int64_t outputs, int64_t K, DrawKey key, int threads, float* out,
+                   const Terms& terms) {
+  const uint64_t sites = mac_site_count(K, p.chunk);
+  parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
+    std::vector<float> a(static_cast<size_t>(K)), b(static_cast<size_t>(K));
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* bias = terms(o, a.data(), b.data());
+      const uint64_t base = static_cast<uint64_t>(o) * sites;
+      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
+      out[o] = static_cast<float>(mac_reduce(p, a.data(), b.data(), K, bias, draw));
+    }
+  });
+}
+
+// im2col of group grp: rows r in [r0, r1) of the flattened (n, ol), columns c in [c0, c1) of the
+// flattened (ci, k) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
+void im2col(const Conv1dGeom& g, const float* x, int64_t grp, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+            float* dst, int64_t ld, int threads) {
+  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
+    for (int64_t r = r0 + a; r < r0 + b; ++r) {
+      const int64_t n = r / g.OL, ol = r % g.OL;
+      const float* planes = x + (n * g.C_in + grp * g.Cig) * g.L;
+      float* out = dst + (r - r0) * ld;
+      int64_t ci = c0 / g.KL, k = c0 % g.KL;
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t l = g.input_at(ol, k);
+        *out++ = l >= 0 && l < g.L ? planes[ci * g.L + l] : 0.0f;
+        if (++k == g.KL) k = 0, ++ci;
+      }
+    }
+  });
+}
+
+// The grad-input operand of group grp: rows r in [r0, r1) of the flattened (n, l), columns the
+// flattened (co, k) -> dst[(r - r0) * kgi + col]: gy at the output whose tap k reads l, or 0.
+void gather_grad_rows(const Conv1dGeom& g, const float* gy, int64_t grp, int64_t r0, int64_t r1, float* dst,
+                      int threads) {
+  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
+    std::vector<int64_t> at(static_cast<size_t>(g.KL));
+    for (int64_t r = r0 + a; r < r0 + b; ++r) {
+      const int64_t n = r / g.L, l = r % g.L;
+      for (int64_t k = 0; k < g.KL; ++k) at[k] = g.output_at(l, k);
+      const float* planes = gy + (n * g.C_out + grp * g.Cog) * g.OL;
+      float* out = dst + (r - r0) * g.kgi();
+      for (int64_t co = 0; co < g.Cog; ++co, planes += g.OL)
+        for (int64_t k = 0; k < g.KL; ++k) *out++ = at[k] >= 0 ? planes[at[k]] : 0.0f;
+    }
+  });
+}
+
+// fn(group, inner_threads) for every group: many groups side by side with single-threaded GEMMs,
+// few groups one after the other with threaded GEMMs.
+template <class Fn>
+void for_groups(int64_t groups, int threads, const Fn& fn) {
+  const int t = resolve_threads(threads);
+  const bool side = groups >= t && t > 1;
+  parallel_for(groups, side ? t : 1, 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t grp = g0; grp < g1; ++grp) fn(grp, side ? 1 : t);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Temporal pools: x (N,C,L) with time_dim 2, (N,L,C) with time_dim 1.
+
+struct TimeLayout {
+  int64_t N = 0, C = 0, L = 0;
+  int time_dim = 2;
+  int64_t base(int64_t n, int64_t c) const { return time_dim == 2 ? (n * C + c) * L : n * L * C + c; }
+  int64_t step() const { return time_dim == 2 ? 1 : C; }
+  Shape x_shape() const { return time_dim == 2 ? Shape{N, C, L} : Shape{N, L, C}; }
+};
+
+TimeLayout time_layout(const char* op, int time_dim, const Shape& xs) {
+  if (time_dim != 1 && time_dim != 2)
+    throw std::invalid_argument(fmt::format("{}: time_dim must be 1 ((N, L, C)) or 2 ((N, C, L)), got {}", op, time_dim));
+  if (xs.size() != 3)
+    throw std::invalid_argument(fmt::format("{}: the input must have 3 dimensions, got {}", op, shape_string(xs)));
+  TimeLayout t;
+  t.time_dim = time_dim;
+  t.N = xs[0];
+  t.L = xs[static_cast<size_t>(time_dim)];
+  t.C = xs[static_cast<size_t>(3 - time_dim)];
+  return t;
+}
+
+// Valid steps: valid[n*L + t], and count[n] >= 1 (an empty sequence is an error).
+struct Validity {
+  std::vector<uint8_t> valid;
+  std::vector<int64_t> count;
+};
+
+Validity validity(const char* op, const TimeLayout& t, const Tensor* mask) {
+  Validity v;
+  v.valid.assign(static_cast<size_t>(t.N * t.L), 1);
+  v.count.assign(static_cast<size_t>(t.N), t.L);
+  if (mask) {
+    check_shape(op, "mask", *mask, {t.N, t.L});
+    const std::vector<float> m = mask->to_vector();
+    for (int64_t n = 0; n < t.N; ++n) {
+      v.count[n] = 0;
+      for (int64_t s = 0; s < t.L; ++s) {
+        v.valid[n * t.L + s] = m[n * t.L + s] != 0.0f;
+        v.count[n] += v.valid[n * t.L + s];
+      }
+    }
+  }
+  for (int64_t n = 0; n < t.N; ++n)
+    if (v.count[n] == 0) throw std::invalid_argument(fmt::format("{}: sequence {} has no valid step", op, n));
+  return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Gathers and scatter-sums
+
+// index (P), x (A,S,B) -> y (A,P,B)
+void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tensor& x, Tensor& y, DrawKey key) {
+  const char* op = "index_gather";
+  if (x.ndim() != 3) throw std::invalid_argument(fmt::format("{}: x must be (A, S, B), got {}", op, shape_string(x.shape())));
+  const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2);
+  const std::vector<int64_t> idx = read_index(op, "index", index, S);
+  const int64_t P = static_cast<int64_t>(idx.size());
+  check_result(op, "y", y, {A, P, B});
+  const Tensor X = x.contiguous();
+  const float* xp = X.data();
+  float* yp = y.data();
+  const bool copy = is_plain_fp32(out);
+  const Rounder r(out, nn_stage_key(key, 0));
+  parallel_for(A * P, threads_, row_grain(B), [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const float* src = xp + (row / P * S + idx[row % P]) * B;
+      float* dst = yp + row * B;
+      if (copy) {
+        std::copy_n(src, B, dst);
+        continue;
+      }
+      for (int64_t b = 0; b < B; ++b) dst[b] = r.round(src[b], static_cast<uint64_t>(row * B + b));
+    }
+  });
+}
+
+// index (P), src (A,P,B) -> dst (A,S,B)
+void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src, Tensor& dst,
+                           DrawKey key) {
+  const char* op = "index_sum";
+  if (src.ndim() != 3 || dst.ndim() != 3)
+    throw std::invalid_argument(fmt::format("{}: src {} and dst {} must be (A, P, B) and (A, S, B)", op,
+                                            shape_string(src.shape()), shape_string(dst.shape())));
+  const int64_t A = dst.dim(0), S = dst.dim(1), B = dst.dim(2);
+  const std::vector<int64_t> idx = read_index(op, "index", index, S);
+  const int64_t P = static_cast<int64_t>(idx.size());
+  check_shape(op, "src", src, {A, P, B});
+  check_result(op, "dst", dst, {A, S, B});
+  // The positions of each s, ascending (a stable counting sort).
+  std::vector<int64_t> first(static_cast<size_t>(S + 1), 0), order(static_cast<size_t>(P));
+  for (int64_t i : idx) ++first[i + 1];
+  for (int64_t s = 0; s < S; ++s) first[s + 1] += first[s];
+  {
+    std::vector<int64_t> next(first.begin(), first.end() - 1);
+    for (int64_t pos = 0; pos < P; ++pos) order[next[idx[pos]]++] = pos;
+  }
+  const Tensor SRC = src.contiguous();
+  const float* sp = SRC.data();
+  float* dp = dst.data();
+  const bool fast = fp32_sum(p);
+  const bool native_out = is_plain_fp32(p.out);
+  const Reducer sum(p, true, fast ? 0 : P);
+  const Round out(p.out);
+  const uint64_t sites = mac_site_count(P, p.chunk);
+  parallel_for(A * S, threads_, row_grain(B), [&](int64_t r0, int64_t r1) {
+    std::vector<float> acc(static_cast<size_t>(B)), terms(static_cast<size_t>(fast ? 0 : P));
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t a = row / S, s = row % S;
+      float* d = dp + row * B;
+      const int64_t k0 = first[s], k1 = s == skip ? k0 : first[s + 1];
+      if (fast) {
+        // Binary32 additions from +0 in ascending position: R_fp32 of each exact partial sum.
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t k = k0; k < k1; ++k) {
+          const float* g = sp + (a * P + order[k]) * B;
+          for (int64_t b = 0; b < B; ++b) acc[b] = acc[b] + g[b];
+        }
+        for (int64_t b = 0; b < B; ++b) d[b] = native_out ? canonical(acc[b]) : static_cast<float>(out(acc[b], 0));
+        continue;
+      }
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t k = k0; k < k1; ++k) terms[k - k0] = sp[(a * P + order[k]) * B + b];
+        const uint64_t o = static_cast<uint64_t>(row * B + b);
+        const double v = sum.run(terms.data(), nullptr, k1 - k0, key, o, sites);
+        d[b] = finish_sum(out, p.chunk, v, k1 - k0, key, o, sites);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Conv1d
+
+// x (N,C_in,L), w (C_out,C_in/G,KL), bias (C_out) or null -> y (N,C_out,OL)
+void CpuBackend::conv1d_forward(const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& w,
+                                const Tensor* bias, Tensor& y, DrawKey key) {
+  const char* op = "conv1d_forward";
+  const Conv1dGeom g = conv1d_geom(op, cp, x.shape(), w.shape());
+  if (bias) check_shape(op, "bias", *bias, {g.C_out});
+  check_result(op, "y", y, g.y_shape());
+  if (y.numel() == 0) return;
+  const Tensor X = x.contiguous(), Wt = w.contiguous();
+  const Tensor Bt = bias ? bias->contiguous() : Tensor();
+  const float* xp = X.data();
+  const float* wp = Wt.data();
+  const float* bp = bias ? Bt.data() : nullptr;
+  float* yp = y.data();
+  const int64_t K = g.kg();
+
+  if (draws_random(p)) {
+    direct_reduce(p, y.numel(), K, key, threads_, yp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t ol = o % g.OL, co = o / g.OL % g.C_out, n = o / g.OL / g.C_out;
+      const float* planes = xp + (n * g.C_in + co / g.Cog * g.Cig) * g.L;
+      int64_t t = 0;
+      for (int64_t ci = 0; ci < g.Cig; ++ci)
+        for (int64_t k = 0; k < g.KL; ++k, ++t) {
+          const int64_t l = g.input_at(ol, k);
+          a[t] = l >= 0 && l < g.L ? planes[ci * g.L + l] : 0.0f;
+          b[t] = wp[co * K + t];
+        }
+      return bp ? bp + co : nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = im2col rows ((n, ol), K), B = w_g^T (K, C_out/G), bias per column; C ((n, ol), C_out/G).
+  const int64_t rows = g.N * g.OL;
+  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cog, 1}), 1, rows);
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> wt(static_cast<size_t>(K * g.Cog));
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t k = 0; k < K; ++k) wt[k * g.Cog + co] = wp[(grp * g.Cog + co) * K + k];
+    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cog));
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int64_t r1 = std::min(rows, r0 + block);
+      im2col(g, xp, grp, r0, r1, 0, K, a.data(), K, inner);
+      mac_gemm(p, a.data(), K, wt.data(), g.Cog, c.data(), g.Cog, r1 - r0, g.Cog, K, bp ? bp + grp * g.Cog : nullptr,
+               GemmDraws{key.seed, key.stream}, inner);
+      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
+        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
+          const int64_t n = r / g.OL, ol = r % g.OL;
+          const float* from = c.data() + (r - r0) * g.Cog;
+          float* to = yp + (n * g.C_out + grp * g.Cog) * g.OL + ol;
+          for (int64_t co = 0; co < g.Cog; ++co) to[co * g.OL] = from[co];
+        }
+      });
+    }
+  });
+}
+
+// gy (N,C_out,OL), w (C_out,C_in/G,KL) -> gx (N,C_in,L)
+void CpuBackend::conv1d_grad_input(const MacPolicy& p, const Conv1dParams& cp, const Tensor& gy, const Tensor& w,
+                                   Tensor& gx, DrawKey key) {
+  const char* op = "conv1d_grad_input";
+  const Conv1dGeom g = conv1d_geom(op, cp, gx.shape(), w.shape());
+  check_shape(op, "gy", gy, g.y_shape());
+  check_result(op, "gx", gx, g.x_shape());
+  if (gx.numel() == 0) return;
+  const Tensor GY = gy.contiguous(), Wt = w.contiguous();
+  const float* gp = GY.data();
+  const float* wp = Wt.data();
+  float* xp = gx.data();
+  const int64_t K = g.kgi();
+
+  if (draws_random(p)) {
+    direct_reduce(p, gx.numel(), K, key, threads_, xp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t l = o % g.L, ci = o / g.L % g.C_in, n = o / g.L / g.C_in;
+      const int64_t grp = ci / g.Cig, cl = ci % g.Cig;
+      int64_t t = 0;
+      for (int64_t co = grp * g.Cog; co < (grp + 1) * g.Cog; ++co)
+        for (int64_t k = 0; k < g.KL; ++k, ++t) {
+          const int64_t ol = g.output_at(l, k);
+          a[t] = ol >= 0 ? gp[(n * g.C_out + co) * g.OL + ol] : 0.0f;
+          b[t] = wp[(co * g.Cig + cl) * g.KL + k];
+        }
+      return nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = gathered gy rows ((n, l), K), B (K, C_in/G) = w_g as ((co, k), ci); C ((n, l), C_in/G).
+  const int64_t rows = g.N * g.L;
+  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cig, 1}), 1, rows);
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> wb(static_cast<size_t>(K * g.Cig));
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t cl = 0; cl < g.Cig; ++cl)
+        for (int64_t k = 0; k < g.KL; ++k) wb[(co * g.KL + k) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * g.KL + k];
+    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int64_t r1 = std::min(rows, r0 + block);
+      gather_grad_rows(g, gp, grp, r0, r1, a.data(), inner);
+      mac_gemm(p, a.data(), K, wb.data(), g.Cig, c.data(), g.Cig, r1 - r0, g.Cig, K, nullptr,
+               GemmDraws{key.seed, key.stream}, inner);
+      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
+        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
+          const int64_t n = r / g.L, l = r % g.L;
+          const float* from = c.data() + (r - r0) * g.Cig;
+          float* to = xp + (n * g.C_in + grp * g.Cig) * g.L + l;
+          for (int64_t cl = 0; cl < g.Cig; ++cl) to[cl * g.L] = from[cl];
+        }
+      });
+    }
+  });
+}
+
+// x (N,C_in,L), gy (N,C_out,OL) -> gw (C_out,C_in/G,KL)
+void CpuBackend::conv1d_grad_weight(const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& gy,
+                                    Tensor& gw, DrawKey key) {
+  const char* op = "conv1d_grad_weight";
+  const Conv1dGeom g = conv1d_geom(op, cp, x.shape(), gw.shape());
+  check_shape(op, "gy", gy, g.y_shape());
+  check_result(op, "gw", gw, g.w_shape());
+  const Tensor X = x.contiguous(), GY = gy.contiguous();
+  const float* xp = X.data();
+  const float* gp = GY.data();
+  float* wp = gw.data();
+  const int64_t kg = g.kg(), K = g.N * g.OL;
+
+  if (draws_random(p)) {
+    direct_reduce(p, gw.numel(), K, key, threads_, wp, [&](int64_t o, float* a, float* b) -> const float* {
+      const int64_t k = o % g.KL, cl = o / g.KL % g.Cig, co = o / kg;
+      const int64_t ci = co / g.Cog * g.Cig + cl;
+      int64_t t = 0;
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t ol = 0; ol < g.OL; ++ol, ++t) {
+          const int64_t l = g.input_at(ol, k);
+          a[t] = gp[(n * g.C_out + co) * g.OL + ol];
+          b[t] = l >= 0 && l < g.L ? xp[(n * g.C_in + ci) * g.L + l] : 0.0f;
+        }
+      return nullptr;
+    });
+    return;
+  }
+
+  // Per group: A = gy_g as (C_out/G, (n, ol)), B = im2col ((n, ol), kg) in column blocks,
+  // C = the columns of gw's group rows (ldc = kg).
+  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
+  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+    std::vector<float> a(static_cast<size_t>(g.Cog * K));
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t n = 0; n < g.N; ++n)
+        std::copy_n(gp + (n * g.C_out + grp * g.Cog + co) * g.OL, g.OL, a.data() + co * K + n * g.OL);
+    std::vector<float> b(static_cast<size_t>(K * cols));
+    for (int64_t c0 = 0; c0 < kg; c0 += cols) {
+      const int64_t c1 = std::min(kg, c0 + cols);
+      im2col(g, xp, grp, 0, K, c0, c1, b.data(), c1 - c0, inner);
+      mac_gemm(p, a.data(), K, b.data(), c1 - c0, wp + grp * g.Cog * kg + c0, kg, g.Cog, c1 - c0, K, nullptr,
+               GemmDraws{key.seed, key.stream}, inner);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Temporal pools
+
+// x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C)
+void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask,
+                                           Tensor& y, DrawKey key) {
+  const char* op = "temporal_avg_pool_forward";
+  const TimeLayout t = time_layout(op, time_dim, x.shape());
+  check_result(op, "y", y, {t.N, t.C});
+  const Validity v = validity(op, t, mask);
+  const Tensor X = x.contiguous();
+  const float* xp = X.data();
+  float* yp = y.data();
+  const Reducer sum(p, true, t.L);
+  const Rounder quotient(p.out, nn_stage_key(key, 1));
+  const uint64_t sites = mac_site_count(t.L, p.chunk);
+  if (time_dim == 1 && fp32_sum(p)) {
+    // (N, L, C) in plain binary32: one running sum per channel, the steps ascending (vectorised over c).
+    parallel_for(t.N, threads_, 1, [&](int64_t n0, int64_t n1) {
+      std::vector<float> acc(static_cast<size_t>(t.C));
+      for (int64_t n = n0; n < n1; ++n) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t s = 0; s < t.L; ++s) {
+          if (!v.valid[n * t.L + s]) continue;
+          const float* row = xp + (n * t.L + s) * t.C;
+          for (int64_t c = 0; c < t.C; ++c) acc[c] = acc[c] + row[c];
+        }
+        const double cnt = static_cast<double>(v.count[n]);
+        for (int64_t c = 0; c < t.C; ++c) yp[n * t.C + c] = quotient.div(acc[c], cnt, static_cast<uint64_t>(n * t.C + c));
+      }
+    });
+    return;
+  }
+  parallel_for(t.N * t.C, threads_, 16, [&](int64_t o0, int64_t o1) {
+    std::vector<float> terms(static_cast<size_t>(t.L));
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t n = o / t.C, c = o % t.C;
+      const float* xs = xp + t.base(n, c);
+      int64_t k = 0;
+      for (int64_t s = 0; s < t.L; ++s)
+        if (v.valid[n * t.L + s]) terms[k++] = xs[s * t.step()];
+      const double S = sum.run(terms.data(), nullptr, k, key, static_cast<uint64_t>(o), sites);
+      yp[o] = quotient.div(S, static_cast<double>(k), static_cast<uint64_t>(o));
+    }
+  });
+}
+
+// gy (N,C), mask (N,L) or null -> gx (N,C,L) or (N,L,C)
+void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor* mask,
+                                            Tensor& gx, DrawKey key) {
+  const char* op = "temporal_avg_pool_backward";
+  const TimeLayout t = time_layout(op, time_dim, gx.shape());
+  check_result(op, "gx", gx, t.x_shape());
+  check_shape(op, "gy", gy, {t.N, t.C});
+  const Validity v = validity(op, t, mask);
+  const std::vector<float> g = gy.to_vector();
+  std::vector<float> q(g.size());
+  const Rounder quotient(p.out, nn_stage_key(key, 0));
+  for (int64_t o = 0; o < t.N * t.C; ++o)
+    q[o] = quotient.div(g[o], static_cast<double>(v.count[o / t.C]), static_cast<uint64_t>(o));
+  // Every input step is covered by exactly one output: a sum of one term (site stride K = 1).
+  const OneTermSum one(p, nn_stage_key(key, 1));
+  float* xp = gx.data();
+  parallel_for(t.N * t.L, threads_, row_grain(t.C), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / t.L, s = r % t.L;
+      const bool valid = v.valid[r];
+      for (int64_t c = 0; c < t.C; ++c) {
+        const int64_t i = t.base(n, c) + s * t.step();
+        if (!valid) {
+          xp[i] = 0.0f;
+          continue;
+        }
+        xp[i] = one(q[n * t.C + c], static_cast<uint64_t>(i));
+      }
+    }
+  });
+}
+
+// x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C), argmax (N,C)
+void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x, const Tensor* mask,
+                                           Tensor& y, Tensor& argmax, DrawKey key) {
+  const char* op = "temporal_max_pool_forward";
+  const TimeLayout t = time_layout(op, time_dim, x.shape());
+  if (t.L >= (int64_t{1} << 24))
+    throw std::invalid_argument(fmt::format("{}: {} steps: argmax indices must stay below 2^24", op, t.L));
+  check_result(op, "y", y, {t.N, t.C});
+  check_result(op, "argmax", argmax, {t.N, t.C});
+  const Validity v = validity(op, t, mask);
+  const Tensor X = x.contiguous();
+  const float* xp = X.data();
+  float* yp = y.data();
+  float* ap = argmax.data();
+  const Rounder r(out, nn_stage_key(key, 0));
+  parallel_for(t.N * t.C, threads_, 64, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t n = o / t.C, c = o % t.C;
+      const float* xs = xp + t.base(n, c);
+      float best = 0.0f;
+      int64_t at = -1;
+      for (int64_t s = 0; s < t.L; ++s) {
+        if (!v.valid[n * t.L + s]) continue;
+        const float val = xs[s * t.step()];
+        // Strictly greater keeps the earliest of equal values; the first NaN stays.
+        if (at < 0 || (best == best && (val > best || val != val))) {
+          best = val;
+          at = s;
+        }
+      }
+      yp[o] = r.round(best, static_cast<uint64_t>(o));
+      ap[o] = static_cast<float>(at);
+    }
+  });
+}
+
+// gy (N,C), argmax (N,C) -> gx (N,C,L) or (N,L,C)
+void CpuBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor& argmax,
+                                            Tensor& gx, DrawKey key) {
+  const char* op = "temporal_max_pool_backward";
+  const TimeLayout t = time_layout(op, time_dim, gx.shape());
+  check_result(op, "gx", gx, t.x_shape());
+  check_shape(op, "gy", gy, {t.N, t.C});
+  check_shape(op, "argmax", argmax, {t.N, t.C});
+  const std::vector<float> g = gy.to_vector();
+  const std::vector<int64_t> am = read_index(op, "argmax", argmax.contiguous().view({t.N * t.C}), t.L);
+  const OneTermSum one(p, key);
+  float* xp = gx.data();
+  parallel_for(t.N * t.L, threads_, row_grain(t.C), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / t.L, s = r % t.L;
+      for (int64_t c = 0; c < t.C; ++c) {
+        const int64_t o = n * t.C + c, i = t.base(n, c) + s * t.step();
+        // The one covering output's term: its gradient where it took its maximum here, else a zero operand.
+        xp[i] = one(am[o] == s ? g[o] : 0.0f, static_cast<uint64_t>(i));
+      }
+    }
+  });
+}
+
+}  // namespace emu

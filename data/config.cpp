@@ -1,0 +1,148 @@
+#include "data/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace emu::data {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+ConfigSection::ConfigSection(YAML::Node node, std::string path) : node_(std::move(node)), path_(std::move(path)) {}
+
+YAML::Node ConfigSection::child(const std::string& key) const {
+  if (!node_.IsDefined() || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node& n = node_;  // const: a lookup must not insert the key
+  return n[key];
+}
+
+bool ConfigSection::has(const std::string& key) const {
+  YAML::Node c = child(key);
+  return c.IsDefined() && !c.IsNull();
+}
+
+void ConfigSection::fail(const std::string& key, const std::string& problem) const {
+  throw std::invalid_argument((key.empty() ? path_ : key_path(key)) + ": " + problem);
+}
+
+std::string ConfigSection::scalar(const std::string& key, const char* expected) const {
+  YAML::Node c = child(key);
+  if (!c.IsScalar()) fail(key, std::string("expected ") + expected + ", got a " + (c.IsMap() ? "mapping" : "sequence"));
+  return c.Scalar();
+}
+
+namespace {
+
+bool parse_int(const std::string& s, int64_t& out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  out = v;
+  return true;
+}
+
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return *end == '\0';
+}
+
+bool parse_float(const std::string& s, float& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtof(s.c_str(), &end);  // correctly rounded to binary32
+  return *end == '\0';
+}
+
+}  // namespace
+
+int64_t ConfigSection::get_int(const std::string& key, int64_t fallback) const {
+  if (!has(key)) return fallback;
+  std::string s = scalar(key, "an integer");
+  int64_t v = 0;
+  if (!parse_int(s, v)) fail(key, "expected an integer, got '" + s + "'");
+  return v;
+}
+
+double ConfigSection::get_double(const std::string& key, double fallback) const {
+  if (!has(key)) return fallback;
+  std::string s = scalar(key, "a number");
+  double v = 0;
+  if (!parse_double(s, v)) fail(key, "expected a number, got '" + s + "'");
+  return v;
+}
+
+bool ConfigSection::get_bool(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  std::string s = scalar(key, "true or false");
+  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  fail(key, "expected true or false, got '" + s + "'");
+}
+
+std::string ConfigSection::get_string(const std::string& key, const std::string& fallback) const {
+  if (!has(key)) return fallback;
+  return scalar(key, "a string");
+}
+
+std::string ConfigSection::get_choice(const std::string& key, const std::string& fallback,
+                                      const std::vector<std::string>& allowed) const {
+  std::string s = get_string(key, fallback);
+  for (const auto& a : allowed)
+    if (s == a) return s;
+  fail(key, "unknown value '" + s + "' (allowed: " + join_names(allowed) + ")");
+}
+
+std::vector<float> ConfigSection::get_float_list(const std::string& key) const {
+  std::vector<float> out;
+  if (!has(key)) return out;
+  YAML::Node c = child(key);
+  if (!c.IsSequence()) fail(key, "expected a list of numbers");
+  for (const auto& e : c) {
+    float v = 0;
+    if (!e.IsScalar() || !parse_float(e.Scalar(), v))
+      fail(key, "expected a list of numbers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<int64_t> ConfigSection::get_int_list(const std::string& key) const {
+  std::vector<int64_t> out;
+  if (!has(key)) return out;
+  YAML::Node c = child(key);
+  if (!c.IsSequence()) fail(key, "expected a list of integers");
+  for (const auto& e : c) {
+    int64_t v = 0;
+    if (!e.IsScalar() || !parse_int(e.Scalar(), v))
+      fail(key, "expected a list of integers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+ConfigSection ConfigSection::section(const std::string& key) const {
+  YAML::Node c = child(key);
+  if (c.IsDefined() && !c.IsNull() && !c.IsMap()) fail(key, "expected a mapping of keys");
+  return ConfigSection(c, key_path(key));
+}
+
+void ConfigSection::check_keys(const std::vector<std::string>& allowed) const {
+  if (!node_.IsDefined() || node_.IsNull()) return;
+  if (!node_.IsMap()) fail("", "expected a mapping of keys");
+  for (const auto& kv : node_) {
+    std::string key = kv.first.Scalar();
+    bool known = false;
+    for (const auto& a : allowed) known = known || key == a;
+    if (!known) fail(key, "unknown key (allowed: " + join_names(allowed) + ")");
+  }
+}
+
+}  // namespace emu::data

@@ -1,0 +1,106 @@
+#include "layers/sparse_matmul.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/autograd.h"
+#include "layers/layer_io.h"
+
+namespace emu {
+namespace {
+
+DrawKey stage_key(const Module& m, DrawSite site, uint32_t stage) {
+  return nn_stage_key(draw_key(m, site), stage);
+}
+
+// y = a b (+ bias) with b given as (N, K) and transposed first when `b_transposed`
+// (a weight stored (out, in), as Linear keeps it); its gradient is handed back in b's layout.
+Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor& b, bool b_transposed,
+               const Tensor& bias, SparseOperands operands, uint32_t stage, const char* op) {
+  if (!a) throw std::invalid_argument(fmt::format("{}: {}: the sparse operand is null", m.path(), op));
+  // The op validates the matrix itself (once per call: O(nnz), a fraction of the product's cost).
+  const int64_t k_dim = b_transposed ? 1 : 0;
+  if (b.ndim() != 2 || b.dim(static_cast<int>(k_dim)) != a->cols)
+    throw std::invalid_argument(fmt::format("{}: {}: sparse operand {} x {} and dense operand {}{}", m.path(),
+                                            op, a->rows, a->cols, shape_string(b.shape()),
+                                            b_transposed ? " (used transposed)" : ""));
+  const int64_t rows = a->rows, n = b.dim(static_cast<int>(1 - k_dim));
+  if (bias.defined() && (bias.ndim() != 1 || bias.numel() != n))
+    throw std::invalid_argument(
+        fmt::format("{}: {}: bias of shape {} for {} columns", m.path(), op, shape_string(bias.shape()), n));
+
+  const LayerNumerics& nm = m.numerics();
+  const LayerNumerics cn = compute_numerics(nm);
+  Backend& be = backend_for(b.device());
+  const bool a_constant = operands == SparseOperands::ConstantTimesInput;
+  const Format& a_format = a_constant ? cn.weights : cn.activations;
+  const Format& b_format = a_constant ? cn.activations : cn.weights;
+  const DrawSite a_site = a_constant ? DrawSite::ReadWeights : DrawSite::ReadInput;
+  const DrawSite b_site = a_constant ? DrawSite::ReadInput : DrawSite::ReadWeights;
+
+  std::shared_ptr<const CsrMatrix> ar = read_csr(a_format, a, stage_key(m, a_site, stage));
+  Tensor br = read_as(b_format, b, stage_key(m, b_site, stage));
+  if (b_transposed) br = br.transpose(0, 1);
+  br = br.contiguous();  // (K, N)
+  Tensor biasr =
+      bias.defined() ? read_as(cn.weights, bias, stage_key(m, DrawSite::ReadBias, stage)) : Tensor();
+  Tensor y = Tensor::zeros({rows, n}, b.device());
+  be.spmm(cn.mac, *ar, br, biasr.defined() ? &biasr : nullptr, y, stage_key(m, DrawSite::Forward, stage));
+  finish_output(nm, y, stage_key(m, DrawSite::Forward, stage));
+
+  const Module* mp = &m;
+  const DrawSite b_grad_site = a_constant ? DrawSite::GradInput : DrawSite::GradWeight;
+  record_lambda(y, op, {b, bias}, [=](const Tensor& gy) -> std::vector<Tensor> {
+    const LayerNumerics& nm = mp->numerics();
+    const LayerNumerics cn = compute_numerics(nm);
+    Backend& be = backend_for(gy.device());
+    Tensor g = read_as(cn.grads, gy.contiguous(), stage_key(*mp, DrawSite::ReadGrad, stage));
+    Tensor gb, gbias;
+    if (b.requires_grad()) {
+      // a^T: (K x R), g: (R, N) -> (K, N), each output reduced over a's rows in ascending order.
+      const DrawKey key = stage_key(*mp, b_grad_site, stage);
+      gb = Tensor::zeros({ar->cols, n}, gy.device());
+      be.spmm_transposed(backward_mac(cn), *ar, g, gb, key);
+      if (nm.emulation == Emulation::Layer) be.quantize(nm.grads, gb, gb, key);
+      if (b_transposed) gb = gb.transpose(0, 1).contiguous();
+    }
+    if (bias.defined() && bias.requires_grad()) {
+      // g^T: (N, R) x ones (R, 1) -> (N, 1): a plain sum over the rows, as Linear's bias gradient.
+      const DrawKey key = stage_key(*mp, DrawSite::GradBias, stage);
+      Tensor gt = g.transpose(0, 1).contiguous();
+      Tensor gb2 = Tensor::zeros({n, 1}, gy.device());
+      be.gemm(sum_mac(cn), gt, Tensor::full({rows, 1}, 1.0f), nullptr, gb2, key);
+      if (nm.emulation == Emulation::Layer) be.quantize(nm.grads, gb2, gb2, key);
+      gbias = gb2.view({n});
+    }
+    return {gb, gbias};
+  });
+  return y;
+}
+
+}  // namespace
+
+std::shared_ptr<const CsrMatrix> read_csr(const Format& f, std::shared_ptr<const CsrMatrix> a, DrawKey key) {
+  if (is_plain_fp32(f)) return a;
+  if (!a->values.defined()) throw std::invalid_argument("read_csr: the matrix has no values");
+  return std::make_shared<const CsrMatrix>(csr_with_values(*a, read_as(f, a->values.contiguous(), key)));
+}
+
+Tensor sparse_matmul(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor& b, const Tensor& bias,
+                     SparseOperands operands, uint32_t stage) {
+  return product(m, std::move(a), b, false, bias, operands, stage, "sparse_matmul");
+}
+
+Tensor sparse_matmul(const Module& m, const CsrMatrix& a, const Tensor& b, const Tensor& bias,
+                     SparseOperands operands, uint32_t stage) {
+  return sparse_matmul(m, std::make_shared<const CsrMatrix>(a), b, bias, operands, stage);
+}
+
+Tensor sparse_linear(const Module& m, std::shared_ptr<const CsrMatrix> x, const Tensor& weight,
+                     const Tensor& bias, uint32_t stage) {
+  return product(m, std::move(x), weight, true, bias, SparseOperands::InputTimesParameter, stage,
+                 "sparse_linear");
+}
+
+}  // namespace emu
