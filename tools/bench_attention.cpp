@@ -22,6 +22,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "core/autograd.h"
 #include "layers/transformer.h"
+#include "tools/bench_machine.h"
 #include "tools/commands.h"
 
 namespace emu::cli {
@@ -37,23 +38,6 @@ struct BenchAttentionOptions {
 };
 
 const char* const kDefaultPolicies[] = {"format: bf16", "mul: e6m6, acc: fp32", "format: bf16, acc: fp32"};
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown CPU";
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) != 3) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
-}
 
 std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");

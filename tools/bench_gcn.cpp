@@ -26,6 +26,7 @@
 #include "layers/loss.h"
 #include "numerics/philox.h"
 #include "optim/adam.h"
+#include "tools/bench_machine.h"
 #include "tools/commands.h"
 
 namespace emu::cli {
@@ -127,12 +128,6 @@ Timing time_policy(const BenchGcnOptions& o, const Graph& g, const NumericsPolic
     t.epochs += 1;
   }
   return t;
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) != 3) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
 }
 
 int run_bench_gcn(const BenchGcnOptions& o, std::ostream& out) {

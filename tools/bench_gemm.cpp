@@ -3,6 +3,7 @@
 //
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
 #include "tools/bench_gemm.h"
+#include "tools/bench_machine.h"
 #include "tools/commands.h"
 
 #include <fmt/format.h>
@@ -38,24 +39,6 @@ namespace emu::cli {
 namespace {
 
 constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111;
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) != 3) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
-}
 
 // Re-executes this process with OPENBLAS_CORETYPE set, so that OpenBLAS (which
 // reads it when the library is loaded) picks a fast kernel. Returns only if

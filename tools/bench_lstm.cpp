@@ -24,6 +24,7 @@
 #include "layers/lstm.h"
 #include "layers/shape_ops.h"
 #include "numerics/philox.h"
+#include "tools/bench_machine.h"
 #include "tools/commands.h"
 
 namespace emu::cli {
@@ -35,23 +36,6 @@ struct BenchLstmOptions {
   double min_time = 1.0;  // seconds of timed runs per policy (at least 3 runs)
   uint64_t seed = 1;
 };
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown CPU";
-}
-
-std::string load_average() {
-  double l[3] = {0, 0, 0};
-  if (getloadavg(l, 3) != 3) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
-}
 
 struct Timing {
   double fwd = 1e300, total = 1e300;  // fastest runs, seconds
