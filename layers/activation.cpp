@@ -23,7 +23,7 @@ Tensor activation(const Module& m, Activation kind, const Tensor& x) {
     Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
     Tensor gx = Tensor::zeros(x.shape(), gy.device());
     be.activation_backward(kind, cn.grads, xr, y, g, gx, draw_key(*mp, DrawSite::GradInput));
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     return {gx};
   });
   return result;

@@ -124,10 +124,7 @@ Tensor attention(const Module& m, const Tensor& q, const Tensor& k, const Tensor
         be.attention_context_transposed(bm, H, gs, qr, gk, at_stage(gi, stage::kGradKeys));
       }
     }
-    if (n.emulation == Emulation::Layer) {
-      for (Tensor* t : {&gq, &gk, &gv})
-        if (t->defined()) be.quantize(n.grads, *t, *t, gi);
-    }
+    for (Tensor* t : {&gq, &gk, &gv}) finish_grad(n, *t, gi);
     return {gq, gk, gv};
   });
   return result;

@@ -67,19 +67,19 @@ Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tens
       // g: (N, C_out, OL), w -> gx: (N, C_in, L), reduction over (co, k).
       gx = Tensor::zeros(x.shape(), gy.device());
       be.conv1d_grad_input(backward_mac(cn), cp, g, wr, gx, draw_key(*mp, DrawSite::GradInput));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+      finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     }
     if (weight.requires_grad()) {
       // x, g -> gw: (C_out, C_in/G, KL), reduction over (n, ol).
       gw = Tensor::zeros(weight.shape(), gy.device());
       be.conv1d_grad_weight(backward_mac(cn), cp, xr, g, gw, draw_key(*mp, DrawSite::GradWeight));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
+      finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
     }
     if (bias.defined() && bias.requires_grad()) {
       // g: (N, C_out, OL) -> gb: (C_out), a plain sum over (n, ol).
       gb = Tensor::zeros({C_out}, gy.device());
       be.channel_sum(sum_mac(cn), g, gb, draw_key(*mp, DrawSite::GradBias));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gb, gb, draw_key(*mp, DrawSite::GradBias));
+      finish_grad(n, gb, draw_key(*mp, DrawSite::GradBias));
     }
     return {gx, gw, gb};
   });

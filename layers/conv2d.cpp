@@ -69,19 +69,19 @@ Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tens
       // g: (N, C_out, OH, OW), w -> gx: (N, C_in, H, W), reduction over (co, kh, kw).
       gx = Tensor::zeros(x.shape(), gy.device());
       be.conv2d_grad_input(backward_mac(cn), cp, g, wr, gx, draw_key(*mp, DrawSite::GradInput));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+      finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     }
     if (weight.requires_grad()) {
       // x, g -> gw: (C_out, C_in/G, KH, KW), reduction over (n, oh, ow).
       gw = Tensor::zeros(weight.shape(), gy.device());
       be.conv2d_grad_weight(backward_mac(cn), cp, xr, g, gw, draw_key(*mp, DrawSite::GradWeight));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
+      finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
     }
     if (bias.defined() && bias.requires_grad()) {
       // g: (N, C_out, OH*OW) -> gb: (C_out), a plain sum over (n, oh, ow).
       gb = Tensor::zeros({C_out}, gy.device());
       be.channel_sum(sum_mac(cn), g.view({N, C_out, OH * OW}), gb, draw_key(*mp, DrawSite::GradBias));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gb, gb, draw_key(*mp, DrawSite::GradBias));
+      finish_grad(n, gb, draw_key(*mp, DrawSite::GradBias));
     }
     return {gx, gw, gb};
   });

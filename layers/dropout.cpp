@@ -54,7 +54,7 @@ Tensor dropout(const Module& m, const Tensor& x, float p, bool training) {
     Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
     Tensor gx = Tensor::zeros(x.shape(), gy.device());
     be.dropout(p, scale_for(cn.grads, p, key), cn.grads, g, gx, mask_key, key);
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, key);
+    finish_grad(n, gx, key);
     return {gx};
   });
   return result;

@@ -54,7 +54,7 @@ Tensor embedding(const Module& m, const Tensor& ids, const Tensor& weight, int64
     // g (1, P, D) -> gw (1, V, D): per row, the sum over the positions that looked it up, ascending.
     Tensor gw = Tensor::zeros({1, V, D}, gy.device());
     be.index_sum(sum_mac(cn), idx, padding_idx, g, gw, draw_key(*mp, DrawSite::GradWeight));
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
+    finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
     return {gw.view({V, D})};
   });
   return result;

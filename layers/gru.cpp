@@ -10,32 +10,14 @@ namespace emu {
 
 GRU::GRU(RecurrentOptions o) : options(o) {
   check_recurrent_options("GRU", o);
-  const int D = o.bidirectional ? 2 : 1;
-  const int64_t H = o.hidden_size;
-  for (int l = 0; l < o.num_layers; ++l)
-    for (int d = 0; d < D; ++d) {
-      const int64_t in = l == 0 ? o.input_size : D * H;
-      weights_ih_.push_back(
-          register_parameter(recurrent_param_name("weight_ih", l, d), Tensor::zeros({3 * H, in})));
-      weights_hh_.push_back(
-          register_parameter(recurrent_param_name("weight_hh", l, d), Tensor::zeros({3 * H, H})));
-      biases_.push_back(
-          o.bias ? register_parameter(recurrent_param_name("bias", l, d), Tensor::zeros({4 * H})) : Tensor());
-    }
+  weights_ = register_recurrent_weights(*this, o, 3 * o.hidden_size);
 }
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, int num_layers, bool bias, bool bidirectional,
          float dropout)
     : GRU(RecurrentOptions{input_size, hidden_size, num_layers, bias, bidirectional, dropout}) {}
 
-void GRU::reset_parameters() {
-  const float bound = 1.0f / std::sqrt(static_cast<float>(options.hidden_size));
-  for (size_t s = 0; s < weights_ih_.size(); ++s) {
-    init_uniform(*this, weights_ih_[s], bound, 3 * s);
-    init_uniform(*this, weights_hh_[s], bound, 3 * s + 1);
-    if (biases_[s].defined()) init_uniform(*this, biases_[s], bound, 3 * s + 2);
-  }
-}
+void GRU::reset_parameters() { reset_recurrent_weights(*this, weights_, options.hidden_size); }
 
 RecurrentOutput GRU::forward(const Tensor& x, const Tensor& h0, const Tensor& lengths_or_mask) {
   const int D = options.bidirectional ? 2 : 1;

@@ -31,9 +31,9 @@ class GRU : public Module {
   void reset_parameters() override;
   std::string type_name() const override { return "GRU"; }
 
-  Tensor& weight_ih(int layer, int dir) { return weights_ih_[slot(layer, dir)]; }
-  Tensor& weight_hh(int layer, int dir) { return weights_hh_[slot(layer, dir)]; }
-  Tensor& bias(int layer, int dir) { return biases_[slot(layer, dir)]; }  // undefined without bias
+  Tensor& weight_ih(int layer, int dir) { return weights_.ih[slot(layer, dir)]; }
+  Tensor& weight_hh(int layer, int dir) { return weights_.hh[slot(layer, dir)]; }
+  Tensor& bias(int layer, int dir) { return weights_.bias[slot(layer, dir)]; }  // undefined without bias
 
   RecurrentOptions options;
   // Inspection: when set, forward() keeps [a_r, a_z, a_nx, a_nh] (N, T, 4H) of
@@ -45,7 +45,7 @@ class GRU : public Module {
   size_t slot(int layer, int dir) const {
     return static_cast<size_t>(layer * (options.bidirectional ? 2 : 1) + dir);
   }
-  std::vector<Tensor> weights_ih_, weights_hh_, biases_;
+  RecurrentWeights weights_;
 };
 
 // One layer in one direction, with autograd: x (N,T,I), h0 (N,H), w_ih (3H,I),

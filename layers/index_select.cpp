@@ -30,7 +30,7 @@ Tensor select_rows(const Module& m, const char* op, const Tensor& x, int64_t A, 
     // g (A, P, B) -> gx (A, S, B): the sum over the positions that picked each row, ascending.
     Tensor gx = Tensor::zeros({A, S, B}, gy.device());
     be.index_sum(sum_mac(cn), index, -1, g, gx, draw_key(*mp, DrawSite::GradInput));
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     return {gx.view(x.shape())};
   });
   return result;

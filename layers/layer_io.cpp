@@ -35,4 +35,8 @@ DrawKey draw_key(const Module& m, DrawSite site) {
   return layer_draw_key(m.context().seed, m.path(), site, m.context().step);
 }
 
+void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key) {
+  if (n.emulation == Emulation::Layer && g.defined()) backend_for(g.device()).quantize(n.grads, g, g, key);
+}
+
 }  // namespace emu

@@ -23,6 +23,10 @@ LayerNumerics compute_numerics(const LayerNumerics& n);
 // layer's output format; a no-op under op-level emulation.
 void finish_output(const LayerNumerics& n, Tensor& y, DrawKey key);
 
+// Under layer-level emulation, rounds a computed gradient g (in place; undefined
+// g is skipped) to the layer's grads format; a no-op under op-level emulation.
+void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key);
+
 // The numerics of a backward reduction: the forward's mul/acc/chunk with the
 // result rounded to the grads format.
 MacPolicy backward_mac(const LayerNumerics& n);

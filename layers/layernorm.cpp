@@ -65,11 +65,9 @@ Tensor layer_norm(const Module& m, const Tensor& x, const Tensor& weight, const 
     be.layer_norm_backward(backward_mac(cn), g, xhat, invstd, gamma.defined() ? &gamma : nullptr,
                            gx.defined() ? &gx : nullptr, gw.defined() ? &gw : nullptr,
                            gb.defined() ? &gb : nullptr, draw_key(*mp, DrawSite::GradInput));
-    if (n.emulation == Emulation::Layer) {
-      if (gx.defined()) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
-      if (gw.defined()) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
-      if (gb.defined()) be.quantize(n.grads, gb, gb, draw_key(*mp, DrawSite::GradBias));
-    }
+    finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
+    finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
+    finish_grad(n, gb, draw_key(*mp, DrawSite::GradBias));
     return {gx.defined() ? gx.view(x.shape()) : gx, gw, gb};
   });
   return result;

@@ -59,7 +59,7 @@ Tensor linear(const Module& m, const Tensor& x, const Tensor& weight, const Tens
       // g: (rows, out), w: (out, in) -> gx: (rows, in), reduction over the out-feature.
       gx = Tensor::zeros({rows, in}, gy.device());
       be.gemm(backward_mac(cn), g, wr, nullptr, gx, draw_key(*mp, DrawSite::GradInput));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+      finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
       gx = gx.view(x.shape());
     }
     Tensor gt = g.transpose(0, 1).contiguous();  // (out, rows)
@@ -67,13 +67,13 @@ Tensor linear(const Module& m, const Tensor& x, const Tensor& weight, const Tens
       // g^T: (out, rows), x: (rows, in) -> gw: (out, in), reduction over the batch rows.
       gw = Tensor::zeros({out, in}, gy.device());
       be.gemm(backward_mac(cn), gt, xr, nullptr, gw, draw_key(*mp, DrawSite::GradWeight));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gw, gw, draw_key(*mp, DrawSite::GradWeight));
+      finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
     }
     if (bias.defined() && bias.requires_grad()) {
       // g^T: (out, rows) x ones: (rows, 1) -> gb: (out, 1), a plain sum over the rows.
       Tensor gb2 = Tensor::zeros({out, 1}, gy.device());
       be.gemm(sum_mac(cn), gt, Tensor::full({rows, 1}, 1.0f), nullptr, gb2, draw_key(*mp, DrawSite::GradBias));
-      if (n.emulation == Emulation::Layer) be.quantize(n.grads, gb2, gb2, draw_key(*mp, DrawSite::GradBias));
+      finish_grad(n, gb2, draw_key(*mp, DrawSite::GradBias));
       gb = gb2.view({out});
     }
     return {gx, gw, gb};

@@ -61,7 +61,7 @@ Tensor cross_entropy(const Module& m, const Tensor& logits, const Tensor& target
     Tensor gx = Tensor::zeros({N, C}, gy.device());
     be.cross_entropy_backward(cn.grads, logp, targets, o.ignore_index, q.on, q.off, g, gx,
                               draw_key(*mp, DrawSite::GradInput));
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     return {gx};
   });
   return result;
@@ -109,10 +109,8 @@ Tensor mse_loss(const Module& m, const Tensor& x, const Tensor& target) {
     Tensor gx = Tensor::zeros(x.shape(), gy.device());
     Tensor gt = target.requires_grad() ? Tensor::zeros(x.shape(), gy.device()) : Tensor();
     be.mse_backward(cn.grads, diff, g, gx, gt.defined() ? &gt : nullptr, key);
-    if (n.emulation == Emulation::Layer) {
-      be.quantize(n.grads, gx, gx, key);
-      if (gt.defined()) be.quantize(n.grads, gt, gt, DrawKey{key.seed, key.stream + 1});
-    }
+    finish_grad(n, gx, key);
+    finish_grad(n, gt, DrawKey{key.seed, key.stream + 1});
     return {gx, gt};
   });
   return result;

@@ -34,11 +34,6 @@ Shape pooled_shape(const Module& m, const Tensor& x, const Pool2dParams& pp) {
   return {x.dim(0), x.dim(1), eh / pp.stride_h + 1, ew / pp.stride_w + 1};
 }
 
-// Rounds a gradient computed under layer-level emulation to the grads format.
-void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key) {
-  if (n.emulation == Emulation::Layer) backend_for(g.device()).quantize(n.grads, g, g, key);
-}
-
 }  // namespace
 
 MaxPool2d::MaxPool2d(Size2 kernel, Size2 stride, Size2 padding)

@@ -7,6 +7,7 @@
 
 #include "core/autograd.h"
 #include "layers/dropout.h"
+#include "layers/init.h"
 #include "layers/layer_io.h"
 #include "layers/shape_ops.h"
 #include "numerics/philox.h"
@@ -99,7 +100,7 @@ Tensor recurrent_dropout(const Module& m, const Tensor& x, float p, int layer) {
     Tensor g = read_as(cn.grads, contiguous_copy(gy), recurrent_key(*mp, DrawSite::ReadGrad, layer, 2));
     Tensor gx = Tensor::zeros(shape, gy.device());
     be.dropout(p, scale_for(cn.grads, key), cn.grads, g, gx, mask_key, key);
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, key);
+    finish_grad(n, gx, key);
     return {gx};
   });
   return result;
@@ -186,12 +187,32 @@ RecurrentReads read_recurrent_operands(const Module& m, int layer, int dir, cons
   return r;
 }
 
-void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key) {
-  if (n.emulation == Emulation::Layer && g.defined()) backend_for(g.device()).quantize(n.grads, g, g, key);
-}
-
 Tensor zeros_if(bool wanted, const Shape& shape, Device device) {
   return wanted ? Tensor::zeros(shape, device) : Tensor();
+}
+
+RecurrentWeights register_recurrent_weights(Module& m, const RecurrentOptions& o, int64_t gate_rows) {
+  const int D = o.bidirectional ? 2 : 1;
+  const int64_t H = o.hidden_size;
+  RecurrentWeights w;
+  for (int l = 0; l < o.num_layers; ++l)
+    for (int d = 0; d < D; ++d) {
+      const int64_t in = l == 0 ? o.input_size : D * H;
+      w.ih.push_back(m.register_parameter(recurrent_param_name("weight_ih", l, d), Tensor::zeros({gate_rows, in})));
+      w.hh.push_back(m.register_parameter(recurrent_param_name("weight_hh", l, d), Tensor::zeros({gate_rows, H})));
+      w.bias.push_back(o.bias ? m.register_parameter(recurrent_param_name("bias", l, d), Tensor::zeros({4 * H}))
+                              : Tensor());
+    }
+  return w;
+}
+
+void reset_recurrent_weights(Module& m, RecurrentWeights& w, int64_t hidden_size) {
+  const float bound = 1.0f / std::sqrt(static_cast<float>(hidden_size));
+  for (size_t s = 0; s < w.ih.size(); ++s) {
+    init_uniform(m, w.ih[s], bound, 3 * s);
+    init_uniform(m, w.hh[s], bound, 3 * s + 1);
+    if (w.bias[s].defined()) init_uniform(m, w.bias[s], bound, 3 * s + 2);
+  }
 }
 
 }  // namespace emu

@@ -77,12 +77,20 @@ RecurrentReads read_recurrent_operands(const Module& m, int layer, int dir, cons
 // A zero tensor of `shape` when `wanted`, else undefined (an op's optional result).
 Tensor zeros_if(bool wanted, const Shape& shape, Device device);
 
-// Under layer-level emulation, rounds a computed gradient to the grads format.
-void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key);
-
 // "weight_ih_l0", "weight_ih_l1_reverse", ...: PyTorch's parameter names.
 std::string recurrent_param_name(const char* base, int layer, int dir);
 
 void check_recurrent_options(const char* type, const RecurrentOptions& o);
+
+// The parameters of every (layer, direction) of a recurrent module, slot l*D + d:
+// weight_ih (gate_rows, in), weight_hh (gate_rows, H), bias (4H, one per
+// reduction: docs/layers_recurrent.md) or undefined without bias.
+struct RecurrentWeights {
+  std::vector<Tensor> ih, hh, bias;
+};
+// Registers them on `m` under PyTorch's names (gate_rows: 4H for the LSTM, 3H for the GRU).
+RecurrentWeights register_recurrent_weights(Module& m, const RecurrentOptions& o, int64_t gate_rows);
+// U(-1/sqrt(H), 1/sqrt(H)) for every tensor, as PyTorch; init streams 3s, 3s+1, 3s+2 for slot s.
+void reset_recurrent_weights(Module& m, RecurrentWeights& w, int64_t hidden_size);
 
 }  // namespace emu

@@ -34,7 +34,7 @@ Tensor softmax_impl(const Module& m, const Tensor& x, bool log) {
     Tensor g = read_as(cn.grads, gy.contiguous().view({rows, C}), draw_key(*mp, DrawSite::ReadGrad));
     Tensor gx = Tensor::zeros({rows, C}, gy.device());
     be.softmax_backward(backward_mac(cn), log, y, g, gx, draw_key(*mp, DrawSite::GradInput));
-    if (n.emulation == Emulation::Layer) be.quantize(n.grads, gx, gx, draw_key(*mp, DrawSite::GradInput));
+    finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     return {gx.view(x.shape())};
   });
   return result;

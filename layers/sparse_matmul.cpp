@@ -62,7 +62,7 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
       const DrawKey key = stage_key(*mp, b_grad_site, stage);
       gb = Tensor::zeros({ar->cols, n}, gy.device());
       be.spmm_transposed(backward_mac(cn), *ar, g, gb, key);
-      if (nm.emulation == Emulation::Layer) be.quantize(nm.grads, gb, gb, key);
+      finish_grad(nm, gb, key);
       if (b_transposed) gb = gb.transpose(0, 1).contiguous();
     }
     if (bias.defined() && bias.requires_grad()) {
@@ -71,7 +71,7 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
       Tensor gt = g.transpose(0, 1).contiguous();
       Tensor gb2 = Tensor::zeros({n, 1}, gy.device());
       be.gemm(sum_mac(cn), gt, Tensor::full({rows, 1}, 1.0f), nullptr, gb2, key);
-      if (nm.emulation == Emulation::Layer) be.quantize(nm.grads, gb2, gb2, key);
+      finish_grad(nm, gb2, key);
       gbias = gb2.view({n});
     }
     return {gb, gbias};

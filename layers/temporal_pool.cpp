@@ -31,10 +31,6 @@ int time_dim(const Module& m, const Tensor& x, int dim, const Tensor& mask) {
   return d;
 }
 
-void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key) {
-  if (n.emulation == Emulation::Layer) backend_for(g.device()).quantize(n.grads, g, g, key);
-}
-
 }  // namespace
 
 Tensor lengths_mask(const Tensor& lengths, int64_t L) {
