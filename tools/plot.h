@@ -29,6 +29,9 @@ struct LinePlot {
   bool log_x = false, log_y = false;
   std::optional<double> baseline_y;  // a dashed horizontal line, e.g. the fp32 accuracy
   std::string baseline_label;
+  // Categorical x axis: when non-empty, x values are indices 0..n-1 and the
+  // ticks show these labels (e.g. format names) instead of numbers.
+  std::vector<std::string> x_tick_labels;
 };
 
 // values[y * x_ticks.size() + x]; row 0 is drawn at the bottom. Each cell shows
@@ -47,6 +50,7 @@ struct BarChart {
   std::vector<std::string> categories;
   std::vector<std::string> group_labels;   // one per group of bars (legend); may be one
   std::vector<std::vector<double>> values;  // [group][category]
+  bool log_y = false;  // bars rise from the lowest decade; values <= 0 are left out
 };
 
 void save(const LinePlot& plot, const std::string& path);

@@ -1,0 +1,429 @@
+// `emutrain plot`: heatmaps and line plots of a sweep's results.csv or
+// aggregate.csv, and training curves of runs' metrics.csv files, written as SVG
+// and PNG (tools/plot.h; docs/plots.md). The command lives in tools/plot.cpp,
+// not tools/plot_*.cpp, so that the plot library (tools/plot_*.cpp, which
+// tests compile in) never pulls in the command registry.
+//
+//   emutrain plot results.csv --heatmap man,exp [--metric final_test_acc] [--where mode=fp32acc]...
+//                 [--baseline 81.5 | --baseline-from RUN_DIR/summary.json] [--out FILE.svg] [--out FILE.png]
+//   emutrain plot results.csv --line man [--group exp]
+//   emutrain plot RUN1/metrics.csv RUN2/metrics.csv --curves [--metric test_acc] [--x epoch]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "tools/commands.h"
+#include "tools/plot.h"
+#include "train/json.h"
+
+namespace emu::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlotOptions {
+  std::vector<std::string> files;
+  std::string heatmap, line, group, metric = "final_test_acc", x_column = "epoch", title;
+  bool curves = false, metric_given = false;
+  std::vector<std::string> where, out;
+  std::optional<double> baseline;
+  std::string baseline_from;
+};
+
+// A CSV file: header and rows of text cells (plain comma separated; double
+// quotes around a cell are honoured, as spreadsheets write them).
+struct Table {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  bool has(const std::string& name) const { return std::find(header.begin(), header.end(), name) != header.end(); }
+  // The column's index; a missing column is an error naming the available ones.
+  size_t col(const std::string& name, const char* what) const {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it != header.end()) return static_cast<size_t>(it - header.begin());
+    std::string cols;
+    for (const std::string& h : header) cols += (cols.empty() ? "" : ", ") + h;
+    throw std::runtime_error(fmt::format("plot: {} has no column '{}' ({}); its columns: {}", path, name, what, cols));
+  }
+};
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(cell), cell.clear();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+Table read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("plot: cannot open " + path);
+  Table t;
+  t.path = path;
+  std::string line;
+  if (!std::getline(in, line)) throw std::runtime_error("plot: " + path + " is empty (expected a CSV header)");
+  t.header = split_csv_line(line);
+  for (int n = 2; std::getline(in, line); ++n) {
+    if (line.empty() || line == "\r") continue;
+    t.rows.push_back(split_csv_line(line));
+    if (t.rows.back().size() != t.header.size())
+      throw std::runtime_error(fmt::format("plot: {} line {}: {} cells for {} columns", path, n, t.rows.back().size(),
+                                           t.header.size()));
+  }
+  return t;
+}
+
+// A cell as a number: NaN when empty or not numeric.
+double number(const std::string& s) {
+  if (s.empty()) return std::nan("");
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  return end && *end == '\0' ? v : std::nan("");
+}
+
+bool all_numeric(const std::vector<std::string>& v) {
+  return std::all_of(v.begin(), v.end(), [](const std::string& s) { return std::isfinite(number(s)); });
+}
+
+// "Natural" order: digit runs compare as numbers, so e3 < e10 and m2 < m10.
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      const double x = std::stod(a.substr(i, i2 - i)), y = std::stod(b.substr(j, j2 - j));
+      if (x != y) return x < y;
+      i = i2, j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+// Distinct values, numerically sorted when all are numbers, else naturally.
+std::vector<std::string> sorted_levels(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (all_numeric(v))
+    std::stable_sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) { return number(a) < number(b); });
+  else
+    std::stable_sort(v.begin(), v.end(), natural_less);
+  return v;
+}
+
+// --where filters (COLUMN=VALUE, all must hold).
+std::vector<const std::vector<std::string>*> filtered_rows(const Table& t, const std::vector<std::string>& where) {
+  std::vector<std::pair<size_t, std::string>> conds;
+  for (const std::string& w : where) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::runtime_error("plot: --where wants COLUMN=VALUE, got '" + w + "'");
+    conds.push_back({t.col(w.substr(0, eq), "named by --where"), w.substr(eq + 1)});
+  }
+  std::vector<const std::vector<std::string>*> rows;
+  for (const auto& r : t.rows) {
+    bool keep = true;
+    for (const auto& [c, v] : conds) keep = keep && r[c] == v;
+    if (keep) rows.push_back(&r);
+  }
+  if (rows.empty()) throw std::runtime_error("plot: " + t.path + ": no rows" + (where.empty() ? "" : " match --where"));
+  return rows;
+}
+
+// The metric's column: as named, or aggregate.csv's mean_<metric>.
+size_t metric_column(const Table& t, const std::string& metric) {
+  if (!t.has(metric) && t.has("mean_" + metric)) return t.col("mean_" + metric, "the metric");
+  return t.col(metric, "the metric (--metric)");
+}
+
+// The sweep's axis columns: those before `seed` (results.csv, less `point`)
+// or before `runs` (aggregate.csv); none for other tables.
+std::vector<std::string> axis_columns(const Table& t) {
+  std::vector<std::string> axes;
+  const char* stop = t.has("seed") ? "seed" : t.has("runs") ? "runs" : nullptr;
+  if (!stop) return axes;
+  for (const std::string& h : t.header) {
+    if (h == stop) break;
+    if (h != "point") axes.push_back(h);
+  }
+  return axes;
+}
+
+// Warns when rows pooled into one value differ in another sweep axis.
+void warn_pooled_axes(const Table& t, const std::vector<const std::vector<std::string>*>& rows,
+                      const std::vector<std::string>& used, std::ostream& err) {
+  for (const std::string& a : axis_columns(t)) {
+    if (std::find(used.begin(), used.end(), a) != used.end()) continue;
+    const size_t c = t.col(a, "axis");
+    std::set<std::string> values;
+    for (const auto* r : rows) values.insert((*r)[c]);
+    if (values.size() < 2) continue;
+    std::string list;
+    for (const std::string& v : values) list += (list.empty() ? "" : ", ") + v;
+    err << fmt::format("plot: note: axis '{}' takes {} values here ({}) and is averaged over; pick one with "
+                       "--where {}=VALUE\n",
+                       a, values.size(), list, a);
+  }
+}
+
+// The baseline of --baseline-from: summary.json of an fp32 run (or its
+// directory). final_<split>_acc / best_<split>_acc in percent as results.csv
+// writes them, final_<split>_loss as is; metrics.csv columns <split>_acc and
+// <split>_loss read as final_<split>_*.
+double baseline_from_summary(const std::string& where, std::string metric) {
+  std::string path = where;
+  if (fs::is_directory(path)) path = (fs::path(path) / "summary.json").string();
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("plot: cannot open " + path + " (--baseline-from)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const train::Json j = train::parse_json(ss.str());
+  if (metric.rfind("mean_", 0) == 0) metric = metric.substr(5);
+  if (metric.rfind("final_", 0) != 0 && metric.rfind("best_", 0) != 0) metric = "final_" + metric;
+  const size_t u1 = metric.find('_'), u2 = metric.rfind('_');
+  const std::string when = metric.substr(0, u1), what = metric.substr(u2 + 1);
+  const std::string split = u2 > u1 ? metric.substr(u1 + 1, u2 - u1 - 1) : "";
+  const train::Json* section = j.find(when);
+  const train::Json* entry = section ? section->find(split) : nullptr;
+  const train::Json* value = entry ? entry->find(what) : nullptr;
+  if (!value || !value->is_number())
+    throw std::runtime_error(fmt::format("plot: {} has no {}.{}.{} for the metric '{}' (--baseline-from)", path, when,
+                                         split, what, metric));
+  const double v = std::stod(value->text);
+  return what == "acc" ? 100 * v : v;
+}
+
+std::optional<double> resolve_baseline(const PlotOptions& o, const std::string& metric) {
+  if (o.baseline) return o.baseline;
+  if (!o.baseline_from.empty()) return baseline_from_summary(o.baseline_from, metric);
+  return std::nullopt;
+}
+
+// "baseline", or the name of the run --baseline-from reads.
+std::string baseline_name(const PlotOptions& o) {
+  if (o.baseline_from.empty()) return "baseline";
+  fs::path p(o.baseline_from);
+  if (p.filename() == "summary.json") p = p.parent_path();
+  if (p.filename().empty()) p = p.parent_path();
+  return "baseline " + p.filename().string();
+}
+
+std::string where_text(const std::vector<std::string>& where) {
+  std::string s;
+  for (const std::string& w : where) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+// File-name-safe suffix text.
+std::string slug(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  return s;
+}
+
+// --out files, or <input stem>_<what>.svg and .png next to the input.
+std::vector<std::string> outputs(const PlotOptions& o, const std::string& what) {
+  if (!o.out.empty()) return o.out;
+  fs::path in(o.files.front());
+  const std::string base = (in.parent_path() / (in.stem().string() + "_" + what)).string();
+  return {base + ".svg", base + ".png"};
+}
+
+template <class Plot>
+int save_all(const Plot& p, const std::vector<std::string>& paths, std::ostream& out) {
+  for (const std::string& path : paths) {
+    plot::save(p, path);
+    out << "wrote " << path << "\n";
+  }
+  return 0;
+}
+
+int run_heatmap(const PlotOptions& o, std::ostream& out, std::ostream& err) {
+  const size_t comma = o.heatmap.find(',');
+  if (comma == std::string::npos) throw std::runtime_error("plot: --heatmap wants X,Y (two column names)");
+  const std::string xc = o.heatmap.substr(0, comma), yc = o.heatmap.substr(comma + 1);
+  if (o.files.size() != 1) throw std::runtime_error("plot: --heatmap reads one results.csv or aggregate.csv");
+  const Table t = read_csv(o.files[0]);
+  const size_t xi = t.col(xc, "the heatmap's x axis"), yi = t.col(yc, "the heatmap's y axis");
+  const size_t mi = metric_column(t, o.metric);
+  const auto rows = filtered_rows(t, o.where);
+  std::vector<std::string> used{xc, yc};
+  for (const std::string& w : o.where) used.push_back(w.substr(0, w.find('=')));
+  warn_pooled_axes(t, rows, used, err);
+
+  std::vector<std::string> xs, ys;
+  for (const auto* r : rows) xs.push_back((*r)[xi]), ys.push_back((*r)[yi]);
+  plot::Heatmap h;
+  h.x_ticks = sorted_levels(xs);
+  h.y_ticks = sorted_levels(ys);
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> sums;  // mean over seeds
+  for (const auto* r : rows) {
+    auto& s = sums[{(*r)[xi], (*r)[yi]}];
+    const double v = number((*r)[mi]);
+    if (std::isfinite(v)) s.first += v, ++s.second;
+  }
+  int max_n = 0;
+  for (const std::string& y : h.y_ticks)
+    for (const std::string& x : h.x_ticks) {
+      auto it = sums.find({x, y});
+      const bool have = it != sums.end() && it->second.second > 0;
+      h.values.push_back(have ? it->second.first / it->second.second : std::nan(""));
+      if (have) max_n = std::max(max_n, it->second.second);
+    }
+  h.x_label = xc, h.y_label = yc, h.value_label = t.header[mi];
+  h.title = o.title.empty() ? t.header[mi] + (max_n > 1 ? fmt::format(" (mean of {} runs)", max_n) : "") +
+                                  (o.where.empty() ? "" : ": " + where_text(o.where))
+                            : o.title;
+  h.baseline = resolve_baseline(o, o.metric);
+  if (h.baseline) h.baseline_label = baseline_name(o);
+  std::string what = "heatmap_" + slug(xc) + "_" + slug(yc);
+  for (const std::string& w : o.where) what += "_" + slug(w);
+  return save_all(h, outputs(o, what), out);
+}
+
+int run_line(const PlotOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.files.size() != 1) throw std::runtime_error("plot: --line reads one results.csv or aggregate.csv");
+  const Table t = read_csv(o.files[0]);
+  const size_t xi = t.col(o.line, "the x axis (--line)");
+  const size_t gi = o.group.empty() ? 0 : t.col(o.group, "the series (--group)");
+  const size_t mi = metric_column(t, o.metric);
+  const auto rows = filtered_rows(t, o.where);
+  std::vector<std::string> used{o.line};
+  if (!o.group.empty()) used.push_back(o.group);
+  for (const std::string& w : o.where) used.push_back(w.substr(0, w.find('=')));
+  warn_pooled_axes(t, rows, used, err);
+
+  std::vector<std::string> xs, gs;
+  for (const auto* r : rows) xs.push_back((*r)[xi]), gs.push_back(o.group.empty() ? "" : (*r)[gi]);
+  const std::vector<std::string> xl = sorted_levels(xs), gl = sorted_levels(gs);
+  const bool numeric = all_numeric(xl);
+  plot::LinePlot p;
+  if (!numeric) p.x_tick_labels = xl;
+  for (const std::string& g : gl) {
+    plot::Series s;
+    s.label = o.group.empty() ? "" : o.group + "=" + g;
+    s.markers = true;
+    for (size_t k = 0; k < xl.size(); ++k) {
+      double sum = 0;
+      int n = 0;
+      bool present = false;
+      for (const auto* r : rows)
+        if ((*r)[xi] == xl[k] && (o.group.empty() || (*r)[gi] == g)) {
+          present = true;
+          const double v = number((*r)[mi]);
+          if (std::isfinite(v)) sum += v, ++n;
+        }
+      if (!present) continue;
+      s.x.push_back(numeric ? number(xl[k]) : static_cast<double>(k));
+      s.y.push_back(n > 0 ? sum / n : std::nan(""));
+    }
+    p.series.push_back(std::move(s));
+  }
+  p.x_label = o.line, p.y_label = t.header[mi];
+  p.title = o.title.empty() ? t.header[mi] + " over " + o.line + (o.group.empty() ? "" : " by " + o.group) +
+                                  (o.where.empty() ? "" : ": " + where_text(o.where))
+                            : o.title;
+  p.baseline_y = resolve_baseline(o, o.metric);
+  if (p.baseline_y) p.baseline_label = fmt::format("{} {:.4g}", baseline_name(o), *p.baseline_y);
+  std::string what = "line_" + slug(o.line) + (o.group.empty() ? "" : "_by_" + slug(o.group));
+  for (const std::string& w : o.where) what += "_" + slug(w);
+  return save_all(p, outputs(o, what), out);
+}
+
+int run_curves(const PlotOptions& o, std::ostream& out) {
+  const std::string column = o.metric_given ? o.metric : "test_acc";
+  const bool percent = column.size() > 4 && column.compare(column.size() - 4, 4, "_acc") == 0;
+  plot::LinePlot p;
+  for (const std::string& f : o.files) {
+    const Table t = read_csv(f);
+    const size_t xi = t.col(o.x_column, "the x axis (--x)"), ci = t.col(column, "the curve (--metric)");
+    plot::Series s;
+    const fs::path dir = fs::path(f).parent_path();
+    s.label = dir.empty() ? fs::path(f).stem().string() : dir.filename().string();
+    for (const auto& r : t.rows) {
+      const double x = number(r[xi]), y = number(r[ci]);
+      if (std::isfinite(x) && std::isfinite(y)) s.x.push_back(x), s.y.push_back(percent ? 100 * y : y);
+    }
+    s.markers = s.x.size() <= 30;
+    p.series.push_back(std::move(s));
+  }
+  if (p.series.size() == 1 && o.baseline_from.empty() && !o.baseline) p.series[0].label.clear();
+  p.x_label = o.x_column;
+  p.y_label = percent ? column + " (%)" : column;
+  p.title = o.title.empty() ? "training curves: " + column : o.title;
+  p.baseline_y = resolve_baseline(o, column);
+  if (p.baseline_y) p.baseline_label = fmt::format("{} {:.4g}", baseline_name(o), *p.baseline_y);
+  PlotOptions where = o;
+  if (o.out.empty()) {  // next to the first metrics.csv: <dir>/curves_<column>
+    fs::path in(o.files.front());
+    const std::string base = (in.parent_path() / ("curves_" + slug(column))).string();
+    where.out = {base + ".svg", base + ".png"};
+  }
+  return save_all(p, where.out, out);
+}
+
+int run_plot(const PlotOptions& o, std::ostream& out, std::ostream& err) {
+  const int modes = !o.heatmap.empty() + !o.line.empty() + o.curves;
+  if (modes != 1) throw std::runtime_error("plot: give exactly one of --heatmap X,Y, --line X or --curves");
+  if (o.curves) return run_curves(o, out);
+  if (!o.heatmap.empty()) return run_heatmap(o, out, err);
+  return run_line(o, out, err);
+}
+
+Runner add_plot(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("plot", "Heatmaps, line plots and training curves from sweep CSV files (SVG, PNG)");
+  auto o = std::make_shared<PlotOptions>();
+  cmd->add_option("files", o->files, "results.csv / aggregate.csv of a sweep, or metrics.csv files with --curves")
+      ->required();
+  cmd->add_option("--heatmap", o->heatmap, "X,Y: the metric over two columns (mean over seeds)");
+  cmd->add_option("--line", o->line, "X: the metric over one column");
+  cmd->add_option("--group", o->group, "With --line: one series per value of this column");
+  cmd->add_flag("--curves", o->curves, "Training curves of metrics.csv files (one series per file)");
+  CLI::Option* metric = cmd->add_option(
+      "--metric", o->metric, "Column to plot (default final_test_acc; with --curves test_acc)");
+  cmd->add_option("--x", o->x_column, "With --curves: the x column (epoch or step; default epoch)");
+  cmd->add_option("--where", o->where, "COLUMN=VALUE: keep only these rows (repeatable)");
+  cmd->add_option("--baseline", o->baseline, "Baseline value (heatmap: outline cells >= it; lines: dashed)");
+  cmd->add_option("--baseline-from", o->baseline_from, "Take the baseline from an fp32 run's summary.json (or its dir)");
+  cmd->add_option("--title", o->title, "Title (default: from the metric and filters)");
+  cmd->add_option("--out", o->out, "Output file(s), .svg or .png (default: both, next to the input)");
+  return [o, metric]() {
+    o->metric_given = metric->count() > 0;
+    return run_plot(*o, std::cout, std::cerr);
+  };
+}
+
+EMU_COMMAND("plot", add_plot);
+
+}  // namespace
+}  // namespace emu::cli
