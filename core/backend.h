@@ -19,7 +19,9 @@
 #include "core/backend_ops_recurrent.h"
 #include "core/backend_ops_sequence.h"
 #include "core/backend_ops_sparse.h"
+#include "core/backend_ops_sparsity.h"
 #include "core/backend_ops_attention.h"
+#include "core/backend_ops_blocks.h"
 #include "core/backend_types.h"
 
 #define EMU_BACKEND_OPS(X) \
@@ -30,7 +32,9 @@
   EMU_OPS_SEQUENCE(X)      \
   EMU_OPS_ATTENTION(X)     \
   EMU_OPS_RECURRENT(X)     \
-  EMU_OPS_SPARSE(X)
+  EMU_OPS_SPARSE(X)         \
+  EMU_OPS_SPARSITY(X)       \
+  EMU_OPS_BLOCKS(X)
 
 namespace emu {
 

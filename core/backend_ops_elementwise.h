@@ -27,18 +27,26 @@
 #include "numerics/functions.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
+#include "numerics/pwl.h"
 #include "numerics/round.h"
 
-// activation_forward   x: (n) -> y: (n); y[i] = R_out(f(x[i])) with f = activation_value (site 0).
+// activation_forward   x: (n) -> y: (n); y[i] = R_out(f(x[i])) with f = activation_value (site 0). When
+//                      fn.pwl() (gelu, silu, tanh, sigmoid; relu ignores fn): y[i] = pwl_value(fn, x[i])
+//                      (numerics/pwl.h): R_out(R_out(slope_k * x[i]) + intercept_k), the product at site
+//                      kPwlMulSite, the sum (or a side's one rounding) at site 0.
 // activation_backward  x, y: the forward's input and output, gy: (n) -> gx: (n), activation_grad in format g
-//                      (sites 0..2).
+//                      (sites 0..2). When fn.pwl(): the derivative of the approximation,
+//                      gx[i] = R_g(gy[i] * pwl_slope(fn, x[i])) (site 0; activation_pwl_grad).
 // elementwise_add      a, b: (n) -> y: (n); y[i] = R_f(a[i] + b[i]), exact sum, one rounding (site 0).
 // dropout              x: (n) -> y: (n); element i is kept when
 //                      philox_draw(mask_key.seed, mask_key.stream, i) >= dropout_threshold(p), and then
 //                      y[i] = R_f(x[i] * scale) (round_key, site 0), else +0. The backward pass is the
 //                      same op on the gradient with the same mask_key.
 // softmax_forward      x: (rows, C) -> y: (rows, C); softmax (log = false) or log-softmax (true) of each row.
-// softmax_backward     y: the forward's output, gy: (rows, C) -> gx: (rows, C).
+// softmax_forward_fn   softmax_forward with its exp given by `exp` (exact: softmax_forward's bits; pwl:
+//                      e_j = pwl_value(exp, d_j), the product at site softmax_site::kPwlMul, the sum at kExp).
+// softmax_backward     y: the forward's output, gy: (rows, C) -> gx: (rows, C). The same formulas whatever
+//                      the forward's exp (the backward of a pwl softmax is the exact softmax's, from y).
 // cross_entropy_forward  logits: (N, C), targets: (N) class indices (exact integers) or ignore_index
 //                      -> logp: (N, C) (log-softmax as softmax_forward, sites 0..4), loss: () the mean over
 //                      rows whose target != ignore_index of -sum_j q_j logp_j, q_t = q_on, q_j = q_off (j != t).
@@ -47,12 +55,13 @@
 // mse_backward         diff: (n), gloss: () -> gx: (n) = R_g(diff_i * w), w = R_g(2 gloss / n), and when
 //                      gtarget is not null gtarget: (n) = R_g(-(diff_i * w)).
 #define EMU_OPS_ELEMENTWISE(X)                                                                                  \
-  X(activation_forward, (Activation kind, const Format& out, const Tensor& x, Tensor& y, DrawKey key),          \
-    (kind, out, x, y, key))                                                                                     \
+  X(activation_forward,                                                                                         \
+    (Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x, Tensor& y, DrawKey key),    \
+    (kind, fn, out, x, y, key))                                                                                 \
   X(activation_backward,                                                                                        \
-    (Activation kind, const Format& g, const Tensor& x, const Tensor& y, const Tensor& gy, Tensor& gx,          \
-     DrawKey key),                                                                                              \
-    (kind, g, x, y, gy, gx, key))                                                                               \
+    (Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x, const Tensor& y,              \
+     const Tensor& gy, Tensor& gx, DrawKey key),                                                                \
+    (kind, fn, g, x, y, gy, gx, key))                                                                           \
   X(elementwise_add, (const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key),               \
     (f, a, b, y, key))                                                                                          \
   X(dropout,                                                                                                    \
@@ -60,6 +69,9 @@
     (p, scale, f, x, y, mask_key, round_key))                                                                   \
   X(softmax_forward, (const MacPolicy& p, bool log, const Tensor& x, Tensor& y, DrawKey key),                   \
     (p, log, x, y, key))                                                                                        \
+  X(softmax_forward_fn,                                                                                         \
+    (const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x, Tensor& y, DrawKey key),         \
+    (p, log, exp, x, y, key))                                                                                   \
   X(softmax_backward,                                                                                           \
     (const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key),                 \
     (p, log, y, gy, gx, key))                                                                                   \
@@ -93,6 +105,9 @@ inline const char* activation_name(Activation a) {
   return "?";
 }
 
+// activation_forward under pwl: the site of the product R_out(slope_k * x).
+constexpr uint32_t kPwlMulSite = 1;
+
 // Stream offsets (key.stream + site) of the rounding sites of the row ops.
 namespace softmax_site {
 constexpr uint32_t kSub = 0;      // d_j = R_out(x_j - m)
@@ -100,6 +115,7 @@ constexpr uint32_t kExp = 1;      // e_j = R_out(exp(d_j))
 constexpr uint32_t kSum = 2;      // s = sum_j e_j (a reduction)
 constexpr uint32_t kLog = 3;      // l = R_out(log(s))  (log-softmax)
 constexpr uint32_t kResult = 4;   // y_j = R_out(e_j / s) or R_out(d_j - l)
+constexpr uint32_t kPwlMul = 8;   // pwl exp: R_out(slope_k * d_j) (its sum at kExp); 8: after loss_site
 // Backward.
 constexpr uint32_t kReduce = 0;   // dot = sum_j gy_j y_j (softmax) or S = sum_j gy_j (log-softmax)
 constexpr uint32_t kStep1 = 1;    // R_g(gy_j - dot) / R_g(exp(y_j))
@@ -349,6 +365,13 @@ EMU_HD float activation_grad(Activation kind, const A& a, float x, float y, floa
     case Activation::Silu: return a.mul(gy, a.round(silu_derivative(x), 0), 1);
   }
   return gy;
+}
+
+// gx for one element of a pwl activation: the derivative of the approximation,
+// R(gy * slope) at site 0 (0 on a constant side, 1 on an identity side).
+template <class A>
+EMU_HD float activation_pwl_grad(const FunctionApprox& fn, const A& a, float x, float gy) {
+  return a.mul(gy, pwl_slope(fn, x), 0);
 }
 
 }  // namespace emu

@@ -54,6 +54,18 @@
 //                b_in; a_nh: over the hidden features, then b_hn.
 // gru_backward:  as lstm_backward without the cell state; dbias (4H) = sums of
 //                [da_r, da_z, da_n, da_nh].
+//
+// Gate functions (`fns`, GateFunctions below): the policy's sigmoid and tanh,
+// each exact or pwl (numerics/pwl.h). A pwl gate value is pwl_value(x) =
+// R(R(slope_k x) + intercept_k), the sum (or a side's one rounding) at the
+// gate's site (kI, kF, ...), the product at its kPwl* site. When either
+// function is pwl, the forward also writes `slopes` (LSTM (N,T,5H) = the slopes
+// of [i, f, g, o, tanh(c_t)], GRU (N,T,3H) = [r, z, n], pwl_slope at the
+// function's input; an exact function's entries stay 0) and the backward reads
+// them: a pwl gate's gradient is the derivative of the approximation,
+// R(d * slope), one rounding at the first site of the gate's triple (kGradI,
+// kTanhGrad, ...), in place of the exact formula from the gate's value. When
+// both are exact, slopes may be null in both ops and is not touched.
 #pragma once
 
 #include <cstdint>
@@ -64,27 +76,47 @@
 
 #define EMU_OPS_RECURRENT(X)                                                                                    \
   X(lstm_forward,                                                                                               \
-    (const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0, const Tensor& c0,                \
-     const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y,   \
-     Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* preact, DrawKey key),                         \
-    (p, act, x, h0, c0, w_ih, w_hh, bias, mask, reverse, y, h_n, c_n, xh, saved, preact, key))                  \
+    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,        \
+     const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask,          \
+     bool reverse, Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,              \
+     Tensor* preact, DrawKey key),                                                                              \
+    (p, fns, act, x, h0, c0, w_ih, w_hh, bias, mask, reverse, y, h_n, c_n, xh, saved, slopes, preact, key))     \
   X(lstm_backward,                                                                                              \
-    (const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor& saved,         \
-     const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask, bool reverse, Tensor* dx,    \
-     Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0, DrawKey key),                       \
-    (p, w_ih, w_hh, xh, saved, gy, gh_n, gc_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, dc0, key))          \
+    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,    \
+     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,       \
+     const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0,    \
+     Tensor& dc0, DrawKey key),                                                                                 \
+    (p, fns, w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, dc0,   \
+     key))                                                                                                      \
   X(gru_forward,                                                                                                \
-    (const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0, const Tensor& w_ih,              \
-     const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,          \
-     Tensor& xh, Tensor& saved, Tensor* preact, DrawKey key),                                                   \
-    (p, act, x, h0, w_ih, w_hh, bias, mask, reverse, y, h_n, xh, saved, preact, key))                           \
+    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,        \
+     const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y,   \
+     Tensor& h_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key),                      \
+    (p, fns, act, x, h0, w_ih, w_hh, bias, mask, reverse, y, h_n, xh, saved, slopes, preact, key))              \
   X(gru_backward,                                                                                               \
-    (const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor& saved,         \
-     const Tensor* gy, const Tensor* gh_n, const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih,         \
-     Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key),                                                   \
-    (p, w_ih, w_hh, xh, saved, gy, gh_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, key))
+    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,    \
+     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* mask,       \
+     bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key),          \
+    (p, fns, w_ih, w_hh, xh, saved, slopes, gy, gh_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, key))
 
 namespace emu {
+
+// The gate functions of a recurrent op: the policy's sigmoid and tanh (exact or
+// pwl). A POD, passed as it is to a CUDA kernel.
+struct GateFunctions {
+  FunctionApprox sigmoid, tanh;
+  EMU_HD bool any_pwl() const { return sigmoid.pwl() || tanh.pwl(); }
+};
+
+// A gate value: R(f(x)) at `site` (exact) or pwl_value (sum at `site`, product at `mul_site`).
+template <class A>
+EMU_HD float gate_sigmoid(const FunctionApprox& fa, const A& a, float x, uint32_t site, uint32_t mul_site) {
+  return fa.pwl() ? pwl_value(fa, a, x, site, mul_site) : a.round(fn_sigmoid(x), site);
+}
+template <class A>
+EMU_HD float gate_tanh(const FunctionApprox& fa, const A& a, float x, uint32_t site, uint32_t mul_site) {
+  return fa.pwl() ? pwl_value(fa, a, x, site, mul_site) : a.round(fn_tanh(x), site);
+}
 
 // The draw key of time step t of a recurrent op called with `key`: a hash, so
 // that steps, and the sites of one step (stream + site), do not share streams.
@@ -114,6 +146,11 @@ constexpr uint32_t kIG = 7;      // R(i * g)
 constexpr uint32_t kC = 8;       // c_t = R(fc + ig)
 constexpr uint32_t kTanhC = 9;   // tc = R(tanh(c_t))
 constexpr uint32_t kH = 10;      // h_t = R(o * tc)
+constexpr uint32_t kPwlI = 11;   // 11..15: pwl products R(slope * x) of i, f, g, o, tanh(c_t)
+constexpr uint32_t kPwlF = 12;
+constexpr uint32_t kPwlG = 13;
+constexpr uint32_t kPwlO = 14;
+constexpr uint32_t kPwlTanhC = 15;
 // Backward.
 constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
 constexpr uint32_t kDtc = 1;     // dtc = R(dh * o)
@@ -145,6 +182,9 @@ constexpr uint32_t kN = 8;       // n = R(tanh(a_n))
 constexpr uint32_t kD = 9;       // d = R(h_{t-1} - n)
 constexpr uint32_t kE = 10;      // e = R(z * d)
 constexpr uint32_t kH = 11;      // h_t = R(n + e)
+constexpr uint32_t kPwlR = 12;   // 12..14: pwl products R(slope * x) of r, z, n
+constexpr uint32_t kPwlZ = 13;
+constexpr uint32_t kPwlN = 14;
 // Backward.
 constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
 constexpr uint32_t kDz = 1;      // dz = R(dh * d)
@@ -178,57 +218,80 @@ EMU_HD ShiftedSites<A> shifted(const A& a, uint32_t base) {
 
 // One LSTM unit of one valid step, every result rounded by `a` (the out format)
 // in this order. pre: a_i, a_f, a_g, a_o; c: c_{t-1}. Writes saved[k*s], k = 0..5:
-// i, f, g, o, tanh(c_t), c_{t-1}; returns h_t and sets *c_next = c_t.
+// i, f, g, o, tanh(c_t), c_{t-1}, and, when `slopes` is not null, slopes[k*s],
+// k = 0..4, the pwl slopes of i, f, g, o, tanh(c_t); returns h_t and sets *c_next = c_t.
 template <class A>
-EMU_HD float lstm_cell_forward(const A& a, float ai, float af, float ag, float ao, float c, float* c_next,
-                               float* saved, int64_t s) {
+EMU_HD float lstm_cell_forward(const A& a, const GateFunctions& fns, float ai, float af, float ag, float ao, float c,
+                               float* c_next, float* saved, int64_t s, float* slopes) {
   using namespace lstm_site;
-  const float i = a.round(fn_sigmoid(ai), kI), f = a.round(fn_sigmoid(af), kF);
-  const float g = a.round(fn_tanh(ag), kG), o = a.round(fn_sigmoid(ao), kO);
+  const FunctionApprox &sg = fns.sigmoid, &th = fns.tanh;
+  const float i = gate_sigmoid(sg, a, ai, kI, kPwlI), f = gate_sigmoid(sg, a, af, kF, kPwlF);
+  const float g = gate_tanh(th, a, ag, kG, kPwlG), o = gate_sigmoid(sg, a, ao, kO, kPwlO);
   const float fc = a.mul(f, c, kFC), ig = a.mul(i, g, kIG);
   const float c2 = a.add(fc, ig, kC);
-  const float tc = a.round(fn_tanh(c2), kTanhC);
+  const float tc = gate_tanh(th, a, c2, kTanhC, kPwlTanhC);
   saved[0] = i, saved[s] = f, saved[2 * s] = g, saved[3 * s] = o, saved[4 * s] = tc, saved[5 * s] = c;
+  if (slopes && sg.pwl())
+    slopes[0] = pwl_slope(sg, ai), slopes[s] = pwl_slope(sg, af), slopes[3 * s] = pwl_slope(sg, ao);
+  if (slopes && th.pwl()) slopes[2 * s] = pwl_slope(th, ag), slopes[4 * s] = pwl_slope(th, c2);
   *c_next = c2;
   return a.mul(o, tc, kH);
 }
 
-// Its gradient, every result rounded by `a` (the grads format). dh: the total
-// gradient of h_t (after kDh), dc_next: that of c_t from step t+1; saved as the
-// forward wrote it (stride s). Writes dgate[k*s], k = 0..3: da_i, da_f, da_g,
-// da_o; returns dc_{t-1}.
+// The gradient through a gate: the derivative of the approximation R(d * slope)
+// at `site` when `fa` is pwl, else activation_grad's exact formula from the
+// gate's value y (sites site .. site + 2).
 template <class A>
-EMU_HD float lstm_cell_backward(const A& a, const float* saved, int64_t s, float dh, float dc_next, float* dgate) {
+EMU_HD float gate_grad(Activation kind, const FunctionApprox& fa, const A& a, uint32_t site, float y, float slope,
+                       float d) {
+  return fa.pwl() ? a.mul(d, slope, site) : activation_grad(kind, shifted(a, site), 0.0f, y, d);
+}
+
+// Its gradient, every result rounded by `a` (the grads format). dh: the total
+// gradient of h_t (after kDh), dc_next: that of c_t from step t+1; saved (and
+// slopes, null when both functions are exact) as the forward wrote them (stride
+// s). Writes dgate[k*s], k = 0..3: da_i, da_f, da_g, da_o; returns dc_{t-1}.
+template <class A>
+EMU_HD float lstm_cell_backward(const A& a, const GateFunctions& fns, const float* saved, const float* slopes,
+                                int64_t s, float dh, float dc_next, float* dgate) {
   using namespace lstm_site;
+  const FunctionApprox &sg = fns.sigmoid, &th = fns.tanh;
   const float i = saved[0], f = saved[s], g = saved[2 * s], o = saved[3 * s], tc = saved[4 * s];
   const float c_prev = saved[5 * s];
+  float sl[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  if (slopes)
+    for (int k = 0; k < 5; ++k) sl[k] = slopes[k * s];
   const float dtc = a.mul(dh, o, kDtc);
   const float d_o = a.mul(dh, tc, kDo);
-  const float dc = a.add(dc_next, activation_grad(Activation::Tanh, shifted(a, kTanhGrad), 0.0f, tc, dtc), kDc);
+  const float dc = a.add(dc_next, gate_grad(Activation::Tanh, th, a, kTanhGrad, tc, sl[4], dtc), kDc);
   const float di = a.mul(dc, g, kDi), dg = a.mul(dc, i, kDg), df = a.mul(dc, c_prev, kDf);
   const float dc_prev = a.mul(dc, f, kDcPrev);
-  dgate[0] = activation_grad(Activation::Sigmoid, shifted(a, kGradI), 0.0f, i, di);
-  dgate[s] = activation_grad(Activation::Sigmoid, shifted(a, kGradF), 0.0f, f, df);
-  dgate[2 * s] = activation_grad(Activation::Tanh, shifted(a, kGradG), 0.0f, g, dg);
-  dgate[3 * s] = activation_grad(Activation::Sigmoid, shifted(a, kGradO), 0.0f, o, d_o);
+  dgate[0] = gate_grad(Activation::Sigmoid, sg, a, kGradI, i, sl[0], di);
+  dgate[s] = gate_grad(Activation::Sigmoid, sg, a, kGradF, f, sl[1], df);
+  dgate[2 * s] = gate_grad(Activation::Tanh, th, a, kGradG, g, sl[2], dg);
+  dgate[3 * s] = gate_grad(Activation::Sigmoid, sg, a, kGradO, o, sl[3], d_o);
   return dc_prev;
 }
 
 // One GRU unit of one valid step (PyTorch's formulas; h_t = n + z (h - n) is
 // (1 - z) n + z h), every result rounded by `a` (the out format). pre: a_r, a_z,
 // a_nx, a_nh; h: h_{t-1} (the state, not its read copy). Writes saved[k*s],
-// k = 0..4: r, z, n, a_nh, d; returns h_t.
+// k = 0..4: r, z, n, a_nh, d, and when `slopes` is not null slopes[k*s], k = 0..2,
+// the pwl slopes of r, z, n; returns h_t.
 template <class A>
-EMU_HD float gru_cell_forward(const A& a, float ar, float az, float anx, float anh, float h, float* saved,
-                              int64_t s) {
+EMU_HD float gru_cell_forward(const A& a, const GateFunctions& fns, float ar, float az, float anx, float anh,
+                              float h, float* saved, int64_t s, float* slopes) {
   using namespace gru_site;
-  const float r = a.round(fn_sigmoid(ar), kR), z = a.round(fn_sigmoid(az), kZ);
+  const FunctionApprox &sg = fns.sigmoid, &th = fns.tanh;
+  const float r = gate_sigmoid(sg, a, ar, kR, kPwlR), z = gate_sigmoid(sg, a, az, kZ, kPwlZ);
   const float u = a.mul(r, anh, kU);
   const float an = a.add(anx, u, kAN);
-  const float n = a.round(fn_tanh(an), kN);
+  const float n = gate_tanh(th, a, an, kN, kPwlN);
   const float d = a.sub(h, n, kD);
   const float e = a.mul(z, d, kE);
   saved[0] = r, saved[s] = z, saved[2 * s] = n, saved[3 * s] = anh, saved[4 * s] = d;
+  if (slopes && sg.pwl()) slopes[0] = pwl_slope(sg, ar), slopes[s] = pwl_slope(sg, az);
+  if (slopes && th.pwl()) slopes[2 * s] = pwl_slope(th, an);
   return a.add(n, e, kH);
 }
 
@@ -236,18 +299,23 @@ EMU_HD float gru_cell_forward(const A& a, float ar, float az, float anx, float a
 // k = 0..3: da_r, da_z, da_n, da_nh; returns dd, the gradient that reaches
 // h_{t-1} directly (through d), to which the reduction over the gates is added.
 template <class A>
-EMU_HD float gru_cell_backward(const A& a, const float* saved, int64_t s, float dh, float* dgate) {
+EMU_HD float gru_cell_backward(const A& a, const GateFunctions& fns, const float* saved, const float* slopes,
+                               int64_t s, float dh, float* dgate) {
   using namespace gru_site;
+  const FunctionApprox &sg = fns.sigmoid, &th = fns.tanh;
   const float r = saved[0], z = saved[s], n = saved[2 * s], anh = saved[3 * s], d = saved[4 * s];
+  float sl[3] = {0.0f, 0.0f, 0.0f};
+  if (slopes)
+    for (int k = 0; k < 3; ++k) sl[k] = slopes[k * s];
   const float dz = a.mul(dh, d, kDz);
   const float dd = a.mul(dh, z, kDd);
   const float dn = a.sub(dh, dd, kDn);
-  const float dan = activation_grad(Activation::Tanh, shifted(a, kGradN), 0.0f, n, dn);
+  const float dan = gate_grad(Activation::Tanh, th, a, kGradN, n, sl[2], dn);
   dgate[2 * s] = dan;
   dgate[3 * s] = a.mul(dan, r, kDanh);
   const float dr = a.mul(dan, anh, kDr);
-  dgate[0] = activation_grad(Activation::Sigmoid, shifted(a, kGradR), 0.0f, r, dr);
-  dgate[s] = activation_grad(Activation::Sigmoid, shifted(a, kGradZ), 0.0f, z, dz);
+  dgate[0] = gate_grad(Activation::Sigmoid, sg, a, kGradR, r, sl[0], dr);
+  dgate[s] = gate_grad(Activation::Sigmoid, sg, a, kGradZ, z, sl[1], dz);
   return dd;
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
 
 namespace emu {
@@ -36,6 +37,17 @@ Format any_format(const std::string& where, const std::string& key, const std::s
   }
 }
 
+// f itself, or an error if it is a block format: mul / acc / acc_outer / out round
+// one value at a time, and a block format needs a whole block (docs/block_formats.md).
+Format not_block(const std::string& where, const std::string& key, const std::string& value, const Format& f) {
+  try {
+    require_element_format(f, key);
+  } catch (const FormatError& e) {
+    bad(where, key, value, fmt::format("is not usable: {}", e.what()));
+  }
+  return f;
+}
+
 }  // namespace
 
 const char* function_name(Function f) { return kFunctionNames[static_cast<int>(f)]; }
@@ -49,10 +61,16 @@ bool LayerNumerics::passthrough() const {
 std::string LayerNumerics::describe() const {
   std::string s = fmt::format("weights={} activations={} grads={} mul={} acc={} out={}", format_name(weights),
                               format_name(activations), format_name(grads),
-                              mac.mul_exact ? "exact" : format_name(mac.mul), format_name(mac.acc),
+                              mac.mul_exact                ? "exact"
+                              : has_approx_mul(mac.lut) ? approx_mul_spec_of(mac)
+                                                        : format_name(mac.mul),
+                              format_name(mac.acc),
                               format_name(mac.out));
   if (mac.chunk > 0) s += fmt::format(" chunk={} acc_outer={}", mac.chunk, format_name(mac.acc_outer));
   if (emulation == Emulation::Layer) s += " emulation=layer";
+  if (sparsity.enabled()) s += " sparsity=" + sparsity.describe();
+  for (int i = 0; i < static_cast<int>(Function::Count); ++i)
+    if (functions[i].pwl()) s += fmt::format(" {}={}", kFunctionNames[i], emu::describe(functions[i]));
   return s;
 }
 
@@ -62,6 +80,7 @@ const std::vector<std::string>& NumericsPolicy::keys() {
   static const std::vector<std::string> k = [] {
     std::vector<std::string> v = {"format", "weights", "activations", "grads", "mul",
                                   "acc",    "out",     "chunk",       "acc_outer", "emulation"};
+    for (const char* s : {"sparsity", "sparsity_on", "sparsity_score"}) v.push_back(s);
     for (const char* f : kFunctionNames) v.push_back(std::string("functions.") + f);
     return v;
   }();
@@ -79,6 +98,10 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         Format f = storage_format(where, k, v);
         n.weights = n.activations = n.grads = n.mac.mul = n.mac.acc = n.mac.out = f;
         n.mac.mul_exact = false;
+        n.mac.lut = ApproxMulLut{};
+        // A block format is a read format only: the reads take it, products, sums and
+        // results stay fp32 (docs/block_formats.md).
+        if (is_block(f)) n.mac.mul = n.mac.acc = n.mac.out = Format{};
       } else if (k == "weights") {
         n.weights = storage_format(where, k, v);
       } else if (k == "activations") {
@@ -86,14 +109,22 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
       } else if (k == "grads") {
         n.grads = storage_format(where, k, v);
       } else if (k == "out") {
-        n.mac.out = storage_format(where, k, v);
+        n.mac.out = not_block(where, k, v, storage_format(where, k, v));
+      } else if (k == "mul" && is_approx_mul_spec(v)) {
+        // lut:<name>:<format>: an approximate multiplier's table (docs/approx_mul.md).
+        try {
+          set_approx_mul(n.mac, v);
+        } catch (const ApproxMulError& e) {
+          bad(where, k, v, fmt::format("is not usable: {}", e.what()));
+        }
       } else if (k == "mul") {
+        n.mac.lut = ApproxMulLut{};
         n.mac.mul_exact = v == "exact";
-        if (!n.mac.mul_exact) n.mac.mul = any_format(where, k, v);
+        if (!n.mac.mul_exact) n.mac.mul = not_block(where, k, v, any_format(where, k, v));
       } else if (k == "acc") {
-        n.mac.acc = any_format(where, k, v);
+        n.mac.acc = not_block(where, k, v, any_format(where, k, v));
       } else if (k == "acc_outer") {
-        n.mac.acc_outer = any_format(where, k, v);
+        n.mac.acc_outer = not_block(where, k, v, any_format(where, k, v));
       } else if (k == "chunk") {
         size_t used = 0;
         long c = -1;
@@ -107,6 +138,12 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         if (v == "op") n.emulation = Emulation::Op;
         else if (v == "layer") n.emulation = Emulation::Layer;
         else bad(where, k, v, "is not an emulation mode; allowed: op, layer");
+      } else if (k == "sparsity") {
+        parse_sparsity_ratio(where, v, n.sparsity);
+      } else if (k == "sparsity_on") {
+        parse_sparsity_on(where, v, n.sparsity);
+      } else if (k == "sparsity_score") {
+        parse_sparsity_score(where, v, n.sparsity);
       } else if (k.rfind("functions.", 0) == 0) {
         std::string name = k.substr(10);
         int idx = -1;
@@ -114,8 +151,26 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
           if (name == kFunctionNames[i]) idx = i;
         if (idx < 0)
           bad(where, k, v, "names no function; allowed: exp, log, tanh, sigmoid, gelu, silu, softmax_exp, rsqrt, reciprocal");
-        if (v != "exact") bad(where, k, v, "is not a function mode; allowed: exact");
-        n.functions[idx] = FunctionMode::Exact;
+        const Function fn = static_cast<Function>(idx);
+        PwlFunction pf = PwlFunction::Exp;
+        bool has_pwl = true;
+        switch (fn) {
+          case Function::Exp: case Function::SoftmaxExp: pf = PwlFunction::Exp; break;
+          case Function::Tanh: pf = PwlFunction::Tanh; break;
+          case Function::Sigmoid: pf = PwlFunction::Sigmoid; break;
+          case Function::Gelu: pf = PwlFunction::Gelu; break;
+          case Function::Silu: pf = PwlFunction::Silu; break;
+          default: has_pwl = false;
+        }
+        if (!has_pwl && v != "exact")
+          bad(where, k, v,
+              "is not a function mode; allowed: exact (pwl:<K> and breakpoints exist for exp, tanh, sigmoid, gelu, "
+              "silu, softmax_exp)");
+        try {
+          n.functions[idx] = has_pwl ? parse_function_approx(pf, v) : FunctionApprox{};
+        } catch (const std::invalid_argument& e) {
+          bad(where, k, v, e.what());
+        }
       } else {
         std::string allowed;
         for (const std::string& key : keys()) allowed += (allowed.empty() ? "" : ", ") + key;

@@ -13,8 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/sparsity_spec.h"
 #include "numerics/format.h"
 #include "numerics/mac.h"
+#include "numerics/pwl.h"
 
 namespace emu {
 
@@ -23,8 +25,8 @@ namespace emu {
 // rounded, as QPyTorch and GoldenEye do, so users can compare the two.
 enum class Emulation : uint8_t { Op, Layer };
 
-// How a non-linear function is evaluated; approximations come with issue 7.
-enum class FunctionMode : uint8_t { Exact };
+// How a non-linear function is evaluated: FunctionMode and FunctionApprox
+// (exact, or a piecewise-linear approximation) are in numerics/pwl.h.
 
 enum class Function : uint8_t { Exp, Log, Tanh, Sigmoid, Gelu, Silu, SoftmaxExp, Rsqrt, Reciprocal, Count };
 const char* function_name(Function f);
@@ -39,7 +41,12 @@ struct LayerNumerics {
   Format grads;        // read format of incoming gradients
   MacPolicy mac;       // mul / acc / out / chunk / acc_outer of every reduction
   Emulation emulation = Emulation::Op;
-  FunctionMode functions[static_cast<int>(Function::Count)] = {};
+  SparsitySpec sparsity;  // N:M masks on weight and/or gradient reads (core/sparsity.h)
+  // Per function: exact (default) or pwl (exp, tanh, sigmoid, gelu, silu,
+  // softmax_exp; softmax_exp's pieces are exp's). Applied under both emulation
+  // modes (the function computed is part of the model, not a rounding).
+  FunctionApprox functions[static_cast<int>(Function::Count)] = {};
+  const FunctionApprox& function(Function f) const { return functions[static_cast<int>(f)]; }
 
   const Format& out() const { return mac.out; }
   // Plain fp32: every format is fp32 round-to-nearest, products rounded to fp32,
@@ -54,11 +61,16 @@ class NumericsPolicy {
   NumericsPolicy();
 
   // Keys: format (shorthand for weights, activations, grads, mul, acc and out,
-  // applied before the other keys), weights, activations, grads, mul (a format
+  // applied before the other keys; a block format sets only the three reads and
+  // leaves mul, acc and out fp32), weights, activations, grads, mul (a format
   // or "exact"), acc, out, chunk (an integer >= 0), acc_outer, emulation ("op" or
   // "layer"), functions.<exp|log|tanh|sigmoid|gelu|silu|softmax_exp|rsqrt|
-  // reciprocal> ("exact"). Values are checked at once; errors name the key, the
+  // reciprocal> ("exact"; for exp, tanh, sigmoid, gelu, silu and softmax_exp also
+  // "pwl:<K>" or user breakpoints "pwl:<b0>,<b1>,...", numerics/pwl.h). Values are checked at once; errors name the key, the
   // value and what is allowed (`where` prefixes the key path, e.g. "numerics.default").
+  // N:M sparsity (core/sparsity_spec.h, docs/sparsity.md): sparsity ("N:M" or
+  // "none"), sparsity_on ("weights", "grads", "both"), sparsity_score
+  // ("magnitude", "random" or a registered user function).
   void set(const std::string& key, const std::string& value, const std::string& where = "numerics.default");
   // The same keys for modules whose path matches `glob`: '*' matches within one
   // dotted component, '**' across components, '?' one character. Overrides apply

@@ -1,5 +1,7 @@
 // Activations: y = R_out(f(x)) element-wise, with f the project's own binary32
-// function (numerics/functions.h). x: any shape -> y: the same shape.
+// function (numerics/functions.h), or its piecewise-linear approximation when
+// the policy's functions.<name> is pwl (numerics/pwl.h; the backward is then
+// the derivative of the approximation). x: any shape -> y: the same shape.
 // Backward formulas (rounded into the grads format) are in
 // core/backend_ops_elementwise.h (activation_grad) and docs/layers_elementwise.md.
 #pragma once
@@ -8,6 +10,9 @@
 #include "layers/sequential.h"
 
 namespace emu {
+
+// The function mode of the policy for `kind` (relu: exact; numerics/pwl.h).
+FunctionApprox activation_function(const LayerNumerics& n, Activation kind);
 
 // The op itself; `m` gives the numerics, the path of the draw keys and the step.
 Tensor activation(const Module& m, Activation kind, const Tensor& x);

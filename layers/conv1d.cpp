@@ -49,19 +49,23 @@ Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tens
   const int64_t OL = extra / cp.stride + 1;
 
   // x: (N, C_in, L), w: (C_out, C_in/G, KL) -> y: (N, C_out, OL).
-  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
-  Tensor wr = read_as(cn.weights, weight, draw_key(m, DrawSite::ReadWeights));
+  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput),
+                      ReadLayout{N, x.dim(1), x.dim(2)});  // block formats: blocks along C_in per position
+  Tensor wr = read_weight(m, cn, weight, draw_key(m, DrawSite::ReadWeights),
+                          ReadLayout{C_out, weight.numel() / C_out, 1});  // rows (C_in/G)*KL
   Tensor br = bias.defined() ? read_as(cn.weights, bias, draw_key(m, DrawSite::ReadBias)) : Tensor();
   Tensor y = Tensor::zeros({N, C_out, OL}, x.device());
   be.conv1d_forward(cn.mac, cp, xr, wr, br.defined() ? &br : nullptr, y, draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));
+  hook_output(m, n, y);
 
   const Module* mp = &m;
   record_lambda(y, "conv1d", {x, weight, bias}, [=](const Tensor& gy) -> std::vector<Tensor> {
     const LayerNumerics& n = mp->numerics();
     const LayerNumerics cn = compute_numerics(n);
     Backend& be = backend_for(gy.device());
-    Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
+    Tensor g = read_grad(*mp, cn, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad),
+                         ReadLayout{N, C_out, OL});  // groups along output channels
     Tensor gx, gw, gb;
     if (x.requires_grad()) {
       // g: (N, C_out, OL), w -> gx: (N, C_in, L), reduction over (co, k).

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "core/comm_reduce.h"
 #include "layers/init.h"
 #include "layers/layer_io.h"
 
@@ -51,19 +52,23 @@ Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tens
   const int64_t OW = (x.dim(3) + 2 * cp.pad_w - KW) / cp.stride_w + 1;
 
   // x: (N, C_in, H, W), w: (C_out, C_in/G, KH, KW) -> y: (N, C_out, OH, OW).
-  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
-  Tensor wr = read_as(cn.weights, weight, draw_key(m, DrawSite::ReadWeights));
+  Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput),
+                      ReadLayout{N, x.dim(1), x.dim(2) * x.dim(3)});  // block formats: blocks along C_in per (h, w)
+  Tensor wr = read_weight(m, cn, weight, draw_key(m, DrawSite::ReadWeights),
+                          ReadLayout{C_out, weight.numel() / C_out, 1});  // rows (C_in/G)*KH*KW
   Tensor br = bias.defined() ? read_as(cn.weights, bias, draw_key(m, DrawSite::ReadBias)) : Tensor();
   Tensor y = Tensor::zeros({N, C_out, OH, OW}, x.device());
   be.conv2d_forward(cn.mac, cp, xr, wr, br.defined() ? &br : nullptr, y, draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));
+  hook_output(m, n, y);
 
   const Module* mp = &m;
   record_lambda(y, "conv2d", {x, weight, bias}, [=](const Tensor& gy) -> std::vector<Tensor> {
     const LayerNumerics& n = mp->numerics();
     const LayerNumerics cn = compute_numerics(n);
     Backend& be = backend_for(gy.device());
-    Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
+    Tensor g = read_grad(*mp, cn, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad),
+                         ReadLayout{N, C_out, OH * OW});  // groups along output channels
     Tensor gx, gw, gb;
     if (x.requires_grad()) {
       // g: (N, C_out, OH, OW), w -> gx: (N, C_in, H, W), reduction over (co, kh, kw).
@@ -73,15 +78,27 @@ Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tens
     }
     if (weight.requires_grad()) {
       // x, g -> gw: (C_out, C_in/G, KH, KW), reduction over (n, oh, ow).
+      // Split by rank shares of (n, oh, ow) under data parallelism (core/comm_reduce.h).
       gw = Tensor::zeros(weight.shape(), gy.device());
-      be.conv2d_grad_weight(backward_mac(cn), cp, xr, g, gw, draw_key(*mp, DrawSite::GradWeight));
-      finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
+      const DrawKey key = draw_key(*mp, DrawSite::GradWeight);
+      reduce_over_rows(backward_mac(cn), N * OH * OW, gw, mp->path() + " grad-weight",
+                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+                         const int64_t n0 = k0 / (OH * OW), n1 = (k1 + OH * OW - 1) / (OH * OW);
+                         Tensor gs = sample_term_range(g, k0, k1);
+                         be.conv2d_grad_weight(p, cp, gs.dim(0) == N ? xr : xr.narrow(0, n0, n1 - n0), gs, o, key);
+                       });
+      finish_grad(n, gw, key);
     }
     if (bias.defined() && bias.requires_grad()) {
       // g: (N, C_out, OH*OW) -> gb: (C_out), a plain sum over (n, oh, ow).
       gb = Tensor::zeros({C_out}, gy.device());
-      be.channel_sum(sum_mac(cn), g.view({N, C_out, OH * OW}), gb, draw_key(*mp, DrawSite::GradBias));
-      finish_grad(n, gb, draw_key(*mp, DrawSite::GradBias));
+      const DrawKey key = draw_key(*mp, DrawSite::GradBias);
+      reduce_over_rows(sum_mac(cn), N * OH * OW, gb, mp->path() + " bias-grad",
+                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+                         Tensor gs = sample_term_range(g, k0, k1);
+                         be.channel_sum(p, gs.view({gs.dim(0), C_out, OH * OW}), o, key);
+                       });
+      finish_grad(n, gb, key);
     }
     return {gx, gw, gb};
   });

@@ -37,10 +37,13 @@ Tensor embedding(const Module& m, const Tensor& ids, const Tensor& weight, int64
 
   // ids (P) picks rows of w (1, V, D) -> y (1, P, D); the ids are kept for the backward.
   const Tensor idx = ids.contiguous().view({P}).clone();
-  Tensor wr = read_as(cn.weights, weight, draw_key(m, DrawSite::ReadWeights)).contiguous();
+  // A lookup, not a reduction: no N:M mask (docs/sparsity.md); faults still apply.
+  Tensor wr = read_weight(m, cn, weight, draw_key(m, DrawSite::ReadWeights), ReadLayout{V, D, 1}, WeightUse::Lookup)
+                   .contiguous();
   Tensor y = Tensor::zeros({1, P, D}, weight.device());
   be.index_gather(cn.out(), idx, wr.view({1, V, D}), y, draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));
+  hook_output(m, n, y);
   Shape y_shape = ids.shape();
   y_shape.push_back(D);
   Tensor result = y.view(y_shape);

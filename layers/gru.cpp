@@ -51,9 +51,12 @@ RecurrentOutput gru_layer(const Module& m, int layer, int dir, const Tensor& x, 
   Tensor h_n = packed.narrow(0, ny, nh).view({N, H});
   Tensor xh = Tensor::zeros({N, T, I + H}, x.device());
   Tensor saved = Tensor::zeros({N, T, 5 * H}, x.device());
+  const GateFunctions fns = gate_functions(n);
+  Tensor slopes = zeros_if(fns.any_pwl(), {N, T, 3 * H}, x.device());  // pwl gates' slopes for the backward
   const DrawKey fwd = recurrent_key(m, DrawSite::Forward, layer, dir);
-  be.gru_forward(cn.mac, cn.activations, r.x, r.h0, r.w_ih, r.w_hh, r.bias.defined() ? &r.bias : nullptr,
-                 mask.defined() ? &mask : nullptr, dir == 1, y, h_n, xh, saved, preact, fwd);
+  be.gru_forward(cn.mac, fns, cn.activations, r.x, r.h0, r.w_ih, r.w_hh, r.bias.defined() ? &r.bias : nullptr,
+                 mask.defined() ? &mask : nullptr, dir == 1, y, h_n, xh, saved,
+                 slopes.defined() ? &slopes : nullptr, preact, fwd);
   finish_output(n, packed, fwd);
 
   const Module* mp = &m;
@@ -72,7 +75,8 @@ RecurrentOutput gru_layer(const Module& m, int layer, int dir, const Tensor& x, 
     Tensor dh0 = Tensor::zeros({N, H}, dev);
     const DrawKey key = recurrent_key(*mp, DrawSite::GradInput, layer, dir);
     auto opt = [](Tensor& t) { return t.defined() ? &t : nullptr; };
-    be.gru_backward(backward_mac(cn), r.w_ih, r.w_hh, xh, saved, &gy, &gh, mask.defined() ? &mask : nullptr,
+    be.gru_backward(backward_mac(cn), fns, r.w_ih, r.w_hh, xh, saved, slopes.defined() ? &slopes : nullptr, &gy,
+                    &gh, mask.defined() ? &mask : nullptr,
                     dir == 1, opt(dx), opt(dw_ih), opt(dw_hh), opt(dbias), dh0, key);
     for (Tensor* t : {&dx, &dw_ih, &dw_hh, &dbias, &dh0}) finish_grad(n, *t, key);
     return {dx, dh0, dw_ih, dw_hh, dbias};

@@ -1,11 +1,22 @@
 #include "layers/layer_io.h"
 
+#include "core/sparsity.h"
+
 namespace emu {
 
 Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
   if (is_plain_fp32(f)) return x;
+  if (is_block(f)) return read_as(f, x, key, rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1));
   Tensor y = Tensor::zeros(x.shape(), x.device());
   backend_for(x.device()).quantize(f, x, y, key);
+  return y;
+}
+
+Tensor read_as(const Format& f, const Tensor& x, DrawKey key, ReadLayout layout) {
+  if (!is_block(f)) return read_as(f, x, key);
+  if (layout.len <= 0) layout = rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1);
+  Tensor y = Tensor::zeros(x.shape(), x.device());
+  backend_for(x.device()).quantize_blocks(f, x, y, layout, key);
   return y;
 }
 
@@ -22,6 +33,7 @@ void finish_output(const LayerNumerics& n, Tensor& y, DrawKey key) {
 MacPolicy backward_mac(const LayerNumerics& n) {
   MacPolicy p = n.mac;
   p.out = n.grads;
+  if (is_block(n.grads)) p.out = Format{};  // a block grads format is a read format; results stay fp32
   return p;
 }
 
@@ -37,6 +49,55 @@ DrawKey draw_key(const Module& m, DrawSite site) {
 
 void finish_grad(const LayerNumerics& n, Tensor& g, DrawKey key) {
   if (n.emulation == Emulation::Layer && g.defined()) backend_for(g.device()).quantize(n.grads, g, g, key);
+}
+
+// --- N:M masks and tensor hooks (docs/sparsity.md, docs/faults.md) ---
+
+namespace {
+
+TensorHook& tensor_hook_slot() {
+  static TensorHook hook;
+  return hook;
+}
+
+}  // namespace
+
+void set_tensor_hook(TensorHook hook) { tensor_hook_slot() = std::move(hook); }
+bool has_tensor_hook() { return static_cast<bool>(tensor_hook_slot()); }
+
+Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, DrawKey key, const ReadLayout& layout,
+                   WeightUse use, const std::string& name) {
+  Tensor r = read_as(n.weights, w, key, layout);
+  const SparsitySpec& s = m.numerics().sparsity;
+  if (use == WeightUse::Reduction && s.on_weights()) {
+    Tensor mask;
+    r = nm_sparsify(s, layout, w, r, key, mask_monitor().enabled() && m.is_training() ? &mask : nullptr);
+    if (mask.defined()) mask_monitor().record(m.path(), name, mask);
+  }
+  if (const TensorHook& hook = tensor_hook_slot()) r = hook(m, TensorSite::Weights, name, n.weights, layout, r);
+  return r;
+}
+
+Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key, const ReadLayout& layout) {
+  // The rounding stays element-wise read_as (which rows a block grads format should use
+  // is the block-format reads' decision); `layout` places the N:M groups.
+  Tensor r = read_as(n.grads, g, key);
+  const SparsitySpec& s = m.numerics().sparsity;
+  if (s.on_grads()) {
+    // Scored on the gradient itself: it has no other dense copy.
+    Tensor mask;
+    r = nm_sparsify(s, layout, g, r, key, mask_monitor().enabled() ? &mask : nullptr);
+    if (mask.defined()) mask_monitor().record(m.path(), "grad", mask);
+  }
+  if (const TensorHook& hook = tensor_hook_slot()) r = hook(m, TensorSite::Gradients, "grad", n.grads, layout, r);
+  return r;
+}
+
+void hook_output(const Module& m, const LayerNumerics& n, Tensor& y) {
+  if (const TensorHook& hook = tensor_hook_slot()) {
+    Tensor h = hook(m, TensorSite::Activations, "output", n.out(), ReadLayout{}, y);
+    if (h.data() != y.data()) y.copy_from(h);
+  }
 }
 
 }  // namespace emu

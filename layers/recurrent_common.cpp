@@ -180,11 +180,21 @@ RecurrentReads read_recurrent_operands(const Module& m, int layer, int dir, cons
   r.h0 = read_as(cn.activations, contiguous_copy(h0), DrawKey{read_in.seed, read_in.stream + 1});
   if (c0.defined())
     r.c0 = read_as(cn.activations, contiguous_copy(c0), DrawKey{read_in.seed, read_in.stream + 2});
-  r.w_ih = read_as(cn.weights, contiguous_copy(w_ih), read_w);
-  r.w_hh = read_as(cn.weights, contiguous_copy(w_hh), DrawKey{read_w.seed, read_w.stream + 1});
+  // (gates*H, in) and (gates*H, H): each gate row reduces over its input / hidden features.
+  r.w_ih = read_weight(m, cn, contiguous_copy(w_ih), read_w, ReadLayout{w_ih.dim(0), w_ih.dim(1), 1},
+                       WeightUse::Reduction, recurrent_param_name("weight_ih", layer, dir));
+  r.w_hh = read_weight(m, cn, contiguous_copy(w_hh), DrawKey{read_w.seed, read_w.stream + 1},
+                       ReadLayout{w_hh.dim(0), w_hh.dim(1), 1}, WeightUse::Reduction, recurrent_param_name("weight_hh", layer, dir));
   if (bias.defined())
     r.bias = read_as(cn.weights, contiguous_copy(bias), recurrent_key(m, DrawSite::ReadBias, layer, dir));
   return r;
+}
+
+GateFunctions gate_functions(const LayerNumerics& n) {
+  GateFunctions f;
+  f.sigmoid = n.function(Function::Sigmoid);
+  f.tanh = n.function(Function::Tanh);
+  return f;
 }
 
 Tensor zeros_if(bool wanted, const Shape& shape, Device device) {

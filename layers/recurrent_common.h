@@ -77,6 +77,11 @@ RecurrentReads read_recurrent_operands(const Module& m, int layer, int dir, cons
 // A zero tensor of `shape` when `wanted`, else undefined (an op's optional result).
 Tensor zeros_if(bool wanted, const Shape& shape, Device device);
 
+// The gate functions of the policy (functions.sigmoid, functions.tanh), exact or
+// pwl under either emulation mode; with a pwl one the layers keep the slopes
+// tensor for the backward (core/backend_ops_recurrent.h).
+GateFunctions gate_functions(const LayerNumerics& n);
+
 // "weight_ih_l0", "weight_ih_l1_reverse", ...: PyTorch's parameter names.
 std::string recurrent_param_name(const char* base, int layer, int dir);
 

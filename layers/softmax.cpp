@@ -22,7 +22,9 @@ Tensor softmax_impl(const Module& m, const Tensor& x, bool log) {
   // x: (rows, C) -> y: (rows, C)
   Tensor xr = read_as(cn.activations, x.contiguous().view({rows, C}), draw_key(m, DrawSite::ReadInput));
   Tensor y = Tensor::zeros({rows, C}, x.device());
-  be.softmax_forward(cn.mac, log, xr, y, draw_key(m, DrawSite::Forward));
+  // softmax_exp: exact or pwl (exp's pieces) whatever the emulation mode; the
+  // backward is the exact softmax's formula from y.
+  be.softmax_forward_fn(cn.mac, log, n.function(Function::SoftmaxExp), xr, y, draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));
   Tensor result = y.view(x.shape());
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "core/comm_reduce.h"
 #include "layers/layer_io.h"
 
 namespace emu {
@@ -40,7 +41,11 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
   const DrawSite b_site = a_constant ? DrawSite::ReadInput : DrawSite::ReadWeights;
 
   std::shared_ptr<const CsrMatrix> ar = read_csr(a_format, a, stage_key(m, a_site, stage));
-  Tensor br = read_as(b_format, b, stage_key(m, b_site, stage));
+  // b is the weight when the sparse operand is the input: read it as a weight (N:M masks along
+  // the reduction over K, faults); b (out, in) when transposed, else (K, N) reduced down columns.
+  Tensor br = a_constant ? read_as(b_format, b, stage_key(m, b_site, stage))
+                         : read_weight(m, cn, b, stage_key(m, b_site, stage),
+                                       b_transposed ? ReadLayout{b.dim(0), b.dim(1), 1} : ReadLayout{1, b.dim(0), b.dim(1)});
   if (b_transposed) br = br.transpose(0, 1);
   br = br.contiguous();  // (K, N)
   Tensor biasr =
@@ -48,6 +53,7 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
   Tensor y = Tensor::zeros({rows, n}, b.device());
   be.spmm(cn.mac, *ar, br, biasr.defined() ? &biasr : nullptr, y, stage_key(m, DrawSite::Forward, stage));
   finish_output(nm, y, stage_key(m, DrawSite::Forward, stage));
+  hook_output(m, nm, y);
 
   const Module* mp = &m;
   const DrawSite b_grad_site = a_constant ? DrawSite::GradInput : DrawSite::GradWeight;
@@ -55,13 +61,23 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
     const LayerNumerics& nm = mp->numerics();
     const LayerNumerics cn = compute_numerics(nm);
     Backend& be = backend_for(gy.device());
-    Tensor g = read_as(cn.grads, gy.contiguous(), stage_key(*mp, DrawSite::ReadGrad, stage));
+    // g (R, N): the backward reduces over its rows R, so N:M groups run down each column.
+    Tensor g = read_grad(*mp, cn, gy.contiguous(), stage_key(*mp, DrawSite::ReadGrad, stage), ReadLayout{1, rows, n});
     Tensor gb, gbias;
     if (b.requires_grad()) {
       // a^T: (K x R), g: (R, N) -> (K, N), each output reduced over a's rows in ascending order.
       const DrawKey key = stage_key(*mp, b_grad_site, stage);
       gb = Tensor::zeros({ar->cols, n}, gy.device());
-      be.spmm_transposed(backward_mac(cn), *ar, g, gb, key);
+      if (a_constant) {
+        be.spmm_transposed(backward_mac(cn), *ar, g, gb, key);
+      } else {
+        // A weight gradient: a reduction over a's rows, split by rank shares under data
+        // parallelism (core/comm_reduce.h); rows outside a run are zero operands (skipped).
+        reduce_over_rows(backward_mac(cn), rows, gb, mp->path() + " grad-weight",
+                         [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+                           be.spmm_transposed(p, *ar, rows_outside_zeroed(g, k0, k1), o, key);
+                         });
+      }
       finish_grad(nm, gb, key);
       if (b_transposed) gb = gb.transpose(0, 1).contiguous();
     }
@@ -70,7 +86,11 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
       const DrawKey key = stage_key(*mp, DrawSite::GradBias, stage);
       Tensor gt = g.transpose(0, 1).contiguous();
       Tensor gb2 = Tensor::zeros({n, 1}, gy.device());
-      be.gemm(sum_mac(cn), gt, Tensor::full({rows, 1}, 1.0f), nullptr, gb2, key);
+      reduce_over_rows(sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
+                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+                         Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
+                         be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f), nullptr, o, key);
+                       });
       finish_grad(nm, gb2, key);
       gbias = gb2.view({n});
     }

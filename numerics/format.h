@@ -33,6 +33,35 @@ enum class Specials : uint8_t {
   FiniteOnly,  // OCP MX element types (fp6, fp4): every code is finite
 };
 
+// Block formats (docs/block_formats.md): each element is rounded against
+// metadata shared by its block (a shared exponent, a scale, a bias), so rounding
+// into one needs the whole block (numerics/block_format.h) and is only defined
+// for reads of a whole tensor (read_as with a ReadLayout).
+enum class BlockKind : uint8_t {
+  None,   // a scalar format
+  Bfp,    // bfp<m>_b<B>: sign + m-bit magnitude elements, shared exponent (E8M0 code) per B
+  Mx,     // OCP MX v1.0: mxfp8/6/4 and mxint8, E8M0 scale per 32 elements
+  Nvfp4,  // NVIDIA NVFP4: e2m1 elements, unsigned e4m3 scale per 16 elements
+  Afp,    // AdaptivFloat afp<X>m<Y>: one exponent bias for the whole tensor (E8M0 code of the shift)
+};
+
+// The block descriptor of a Format. The element format is described by the
+// elem_* fields (Format fields of the same names); block_element()
+// (numerics/block_format.h) builds it as a Format.
+struct BlockSpec {
+  BlockKind kind = BlockKind::None;
+  int size = 0;  // elements per block along a row; 0: the whole tensor (Afp)
+  Family elem_family = Family::Ieee;  // Ieee (mxfp*, nvfp4, afp) or Fixed (mxint8, bfp)
+  Specials elem_specials = Specials::FiniteOnly;
+  Rounding elem_rounding = Rounding::NearestEven;  // the spec's rounding modifier applies here
+  bool elem_subnormals = true;
+  bool elem_sign_magnitude = false;  // Fixed elements coded sign + magnitude (bfp), not two's complement
+  int elem_exp_bits = 0;   // Ieee elements
+  int elem_man_bits = 0;
+  int elem_nbits = 0;      // Fixed elements: width of the code
+  int elem_frac_bits = 0;  // Fixed elements: value = integer * 2^-elem_frac_bits
+};
+
 struct Format {
   Family family = Family::Ieee;
   Rounding rounding = Rounding::NearestEven;
@@ -55,7 +84,15 @@ struct Format {
   double max_finite = 0x1.fffffep127;  // largest finite value
   double min_positive = 0x1p-149;      // smallest positive value (subnormal where there are subnormals)
   double min_normal = 0x1p-126;        // Ieee: 2^emin; Posit/Fixed: equal to min_positive
+
+  // Block formats only (block.kind != None). All the fields above are then those
+  // of plain fp32 (the carrier): where a per-element format is needed (an
+  // element-wise result rounded to a block grads format), a block format acts
+  // as fp32, and only whole-tensor reads quantize per block.
+  BlockSpec block;
 };
+
+EMU_HD bool is_block(const Format& f) { return f.block.kind != BlockKind::None; }
 
 EMU_HD bool is_stochastic(const Format& f) { return f.rounding == Rounding::Stochastic; }
 
@@ -64,7 +101,7 @@ EMU_HD bool is_stochastic(const Format& f) { return f.rounding == Rounding::Stoc
 // exactly R_f of the exact result, so kernels may take their native fast paths.
 EMU_HD bool is_plain_fp32(const Format& f) {
   return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+         f.subnormals && !f.saturate && f.specials == Specials::InfNan && f.block.kind == BlockKind::None;
 }
 
 }  // namespace emu

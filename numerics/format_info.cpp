@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "numerics/block_format.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
 
@@ -134,10 +135,78 @@ void describe_fixed(const Format& f, FormatInfo& info) {
   s.push_back("NaN reads as 0; +-Inf saturates (even under :wrap), as PTX cvt does");
 }
 
+// A block format: the element's properties scaled by the scale's range, and the
+// block rules in words (docs/block_formats.md).
+void describe_block(const Format& f, FormatInfo& info) {
+  const BlockParams p = block_params(f);
+  const FormatInfo e = describe_format(p.elem);
+  const std::string elem_words = p.sign_magnitude
+                                     ? fmt::format("1 sign + {}-bit magnitude (value magnitude * 2^-{})",
+                                                   p.elem.nbits - 1, p.elem.frac_bits)
+                                     : fmt::format("{} [{}]", e.name, e.layout);
+  // Scale range: E8M0 2^-127 .. 2^(127 - emax_elem) for values a binary32 block produces; nvfp4: e4m3 2^-9 .. 448.
+  double scale_min = 0x1p-127, scale_max = pow2_scale(1, 127 - p.emax_elem);
+  std::string scale_words = "8-bit E8M0 scale 2^(code - 127) (code 0xFF = NaN)";
+  switch (p.kind) {
+    case BlockKind::Mx:
+      info.family = "block format, OCP MX v1.0";
+      break;
+    case BlockKind::Bfp:
+      info.family = "block format, block floating point";
+      scale_words = "8-bit shared exponent, coded as an E8M0 scale 2^(code - 127) (code 0xFF = NaN)";
+      break;
+    case BlockKind::Nvfp4:
+      info.family = "block format, NVIDIA NVFP4";
+      scale_words = "e4m3 scale (rne, saturating at 448; 0x7F = NaN)";
+      scale_min = 0x1p-9;
+      scale_max = 448;
+      break;
+    case BlockKind::Afp:
+      info.family = "block format, AdaptivFloat (per-tensor exponent bias)";
+      scale_words = fmt::format(
+          "one exponent bias per tensor, bias = {} - s, stored as the E8M0 code s + 127 of the shift 2^s",
+          p.elem.bias);
+      break;
+    case BlockKind::None: break;
+  }
+  const std::string block_words =
+      p.block_size > 0 ? fmt::format("blocks of {} elements along each reduction row", p.block_size)
+                       : std::string("one block: the whole tensor");
+  info.layout = fmt::format("{}: {} + per element {}", block_words, scale_words, elem_words);
+  info.width = p.elem.nbits;
+  info.max_finite = p.elem.max_finite * scale_max;
+  info.lowest = -info.max_finite;
+  info.min_normal = e.min_normal * scale_min;
+  info.min_subnormal = e.min_subnormal * scale_min;
+  info.min_positive = e.min_positive * scale_min;
+  info.epsilon = e.epsilon;
+  info.finite_codes = e.finite_codes;
+  info.zero_codes = e.zero_codes;
+  info.nan_codes = e.nan_codes;
+  info.inf_codes = e.inf_codes;
+  info.rounding = "elements: " + e.rounding;
+  auto& s = info.specials;
+  s.push_back(fmt::format("width is that of an element code; each block adds an {}-bit metadata code", p.meta_bits));
+  if (p.kind == BlockKind::Nvfp4)
+    s.push_back("scale = R_e4m3(max|x| / 6) per block; a scale that rounds to 0 gives an all-zero block");
+  else
+    s.push_back(fmt::format("scale 2^s, s = max(-127, floor(log2 max|x|) - {}) per block; an all-zero block has s = -127",
+                            p.emax_elem));
+  s.push_back("elements: R(x / scale) in the element format, saturating at +-" + fmt::format("{}", p.elem.max_finite) +
+              (p.elem.family == Family::Fixed ? " (symmetric)" : ""));
+  s.push_back("NaN or Inf anywhere in a block: NaN scale code, the whole block reads as NaN");
+  s.push_back("only a whole-tensor read rounds into it; where one value is rounded alone it acts as fp32");
+}
+
 }  // namespace
 
 FormatInfo describe_format(const Format& f) {
   FormatInfo info;
+  if (is_block(f)) {
+    info.name = format_name(f);
+    describe_block(f, info);
+    return info;
+  }
   info.name = format_name(f);
   info.width = f.nbits;
   info.max_finite = f.max_finite;

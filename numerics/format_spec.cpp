@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <utility>
 #include <vector>
 
 #include "numerics/round.h"
@@ -13,7 +14,9 @@ namespace {
 constexpr const char* kModifiers = "rne, rtz, rup, rdn, rna, sr, nosub, sat, wrap";
 constexpr const char* kBases =
     "eXmY (X 1..8, Y 0..23; accumulators up to e11m52), fp32, tf32, bf16, fp16, fp64, fp8_e5m2, "
-    "fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1, posit<n>_<es>, fixed<w>_<f>, int<w>";
+    "fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1, posit<n>_<es>, fixed<w>_<f>, int<w>; block formats (reads only): "
+    "bfp<m>_b<B> (m 1..23, B 1..65536), mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8, nvfp4, "
+    "afp<X>m<Y> (X 1..8, Y 0..23)";
 
 struct Alias {
   const char* name;
@@ -27,6 +30,25 @@ constexpr Alias kAliases[] = {
     {"fp64", 11, 52, Specials::InfNan, true},         {"fp8_e5m2", 5, 2, Specials::InfNan, false},
     {"fp8_e4m3", 4, 3, Specials::NanOnly, true},      {"fp6_e3m2", 3, 2, Specials::FiniteOnly, true},
     {"fp6_e2m3", 2, 3, Specials::FiniteOnly, true},   {"fp4_e2m1", 2, 1, Specials::FiniteOnly, true},
+};
+
+// The named block formats (docs/block_formats.md): OCP MX v1.0 and NVFP4.
+struct BlockAlias {
+  const char* name;
+  BlockKind kind;
+  int size;
+  Family elem_family;
+  int a, b;  // Ieee: exponent, fraction bits. Fixed: width, fraction bits
+  Specials specials;
+};
+constexpr BlockAlias kBlockAliases[] = {
+    {"mxfp8_e4m3", BlockKind::Mx, 32, Family::Ieee, 4, 3, Specials::NanOnly},
+    {"mxfp8_e5m2", BlockKind::Mx, 32, Family::Ieee, 5, 2, Specials::InfNan},
+    {"mxfp6_e3m2", BlockKind::Mx, 32, Family::Ieee, 3, 2, Specials::FiniteOnly},
+    {"mxfp6_e2m3", BlockKind::Mx, 32, Family::Ieee, 2, 3, Specials::FiniteOnly},
+    {"mxfp4", BlockKind::Mx, 32, Family::Ieee, 2, 1, Specials::FiniteOnly},
+    {"mxint8", BlockKind::Mx, 32, Family::Fixed, 8, 6, Specials::FiniteOnly},
+    {"nvfp4", BlockKind::Nvfp4, 16, Family::Ieee, 2, 1, Specials::FiniteOnly},
 };
 
 [[noreturn]] void fail(std::string_view spec, std::string_view token, std::string_view why) {
@@ -94,9 +116,14 @@ bool posit_fits(int n, int es, int precision, int emin, int emax, std::string* w
   return true;
 }
 
+// A block format's base token, or false. The Format's scalar fields stay fp32's
+// (the carrier, format.h); the element format goes into f.block.
+bool parse_block(std::string_view spec, std::string_view token, Format& f);
+
 Format parse_base(std::string_view spec, std::string_view token) {
   Format f;
   long a = 0, b = 0;
+  if (parse_block(spec, token, f)) return f;
   for (const Alias& alias : kAliases) {
     if (token == alias.name) {
       f.family = Family::Ieee;
@@ -142,6 +169,88 @@ Format parse_base(std::string_view spec, std::string_view token) {
     return f;
   }
   fail(spec, token, fmt::format("is not a format name; allowed: {}", kBases));
+}
+
+bool parse_block(std::string_view spec, std::string_view token, Format& f) {
+  BlockSpec& s = f.block;
+  for (const BlockAlias& alias : kBlockAliases) {
+    if (token == alias.name) {
+      s.kind = alias.kind;
+      s.size = alias.size;
+      s.elem_family = alias.elem_family;
+      s.elem_specials = alias.specials;
+      if (alias.elem_family == Family::Ieee) {
+        s.elem_exp_bits = alias.a;
+        s.elem_man_bits = alias.b;
+      } else {
+        s.elem_nbits = alias.a;
+        s.elem_frac_bits = alias.b;
+      }
+      return true;
+    }
+  }
+  if (starts_with(token, "bfp")) {
+    size_t pos = 3;
+    long m = read_number(token, pos);
+    if (m < 0 || token.substr(pos, 2) != "_b") fail(spec, token, "is not bfp<m>_b<B> (e.g. bfp8_b16)");
+    pos += 2;
+    long size = read_number(token, pos);
+    if (size < 0 || pos != token.size()) fail(spec, token, "is not bfp<m>_b<B> (e.g. bfp8_b16)");
+    if (m < 1 || m > 23) fail(spec, token, "has a magnitude width m outside 1..23");
+    if (size < 1 || size > 65536) fail(spec, token, "has a block size B outside 1..65536");
+    s.kind = BlockKind::Bfp;
+    s.size = static_cast<int>(size);
+    s.elem_family = Family::Fixed;
+    s.elem_sign_magnitude = true;
+    s.elem_nbits = static_cast<int>(m) + 1;
+    s.elem_frac_bits = static_cast<int>(m) - 1;
+    return true;
+  }
+  if (starts_with(token, "afp")) {
+    size_t pos = 3;
+    long x = read_number(token, pos);
+    if (x < 0 || pos >= token.size() || token[pos] != 'm') fail(spec, token, "is not afp<X>m<Y> (e.g. afp4m3)");
+    ++pos;
+    long y = read_number(token, pos);
+    if (y < 0 || pos != token.size()) fail(spec, token, "is not afp<X>m<Y> (e.g. afp4m3)");
+    if (x < 1 || x > 8) fail(spec, token, "has an exponent width X outside 1..8");
+    if (y > 23) fail(spec, token, "has a fraction width Y outside 0..23");
+    s.kind = BlockKind::Afp;
+    s.size = 0;
+    s.elem_family = Family::Ieee;
+    s.elem_specials = Specials::FiniteOnly;
+    s.elem_subnormals = false;
+    s.elem_exp_bits = static_cast<int>(x);
+    s.elem_man_bits = static_cast<int>(y);
+    return true;
+  }
+  return false;
+}
+
+// Modifiers of a block format: a rounding mode (of the elements) and :nosub
+// (IEEE-like elements of MX / nvfp4); elements always saturate.
+void apply_block_modifier(std::string_view spec, std::string_view token, Format& f, bool& rounding_set) {
+  static constexpr std::pair<const char*, Rounding> kModes[] = {
+      {"rne", Rounding::NearestEven}, {"rtz", Rounding::TowardZero}, {"rup", Rounding::Up},
+      {"rdn", Rounding::Down},        {"rna", Rounding::NearestAway}, {"sr", Rounding::Stochastic}};
+  for (const auto& m : kModes) {
+    if (token == m.first) {
+      if (rounding_set && f.block.elem_rounding != m.second)
+        fail(spec, token, "contradicts the rounding mode given before it");
+      f.block.elem_rounding = m.second;
+      rounding_set = true;
+      return;
+    }
+  }
+  if (token == "nosub") {
+    if (f.block.elem_family != Family::Ieee || f.block.kind == BlockKind::Afp)
+      fail(spec, token, "applies to the floating-point elements of mxfp*/nvfp4 only (afp has no subnormals anyway)");
+    f.block.elem_subnormals = false;
+    return;
+  }
+  if (token == "sat") fail(spec, token, "does not apply: block format elements always saturate");
+  if (token == "wrap") fail(spec, token, "does not apply to block formats");
+  fail(spec, token, "is not a block format modifier; allowed: rne, rtz, rup, rdn, rna, sr, nosub");
 }
 
 void apply_modifier(std::string_view spec, std::string_view token, Format& f, bool& rounding_set,
@@ -238,6 +347,10 @@ Format parse_format(std::string_view spec) {
   bool rounding_set = false, sat_set = false, wrap_set = false;
   for (size_t i = 1; i < tokens.size(); ++i) {
     if (tokens[i].empty()) fail(spec, tokens[i], fmt::format("is an empty modifier; allowed: {}", kModifiers));
+    if (is_block(f)) {
+      apply_block_modifier(spec, tokens[i], f, rounding_set);
+      continue;
+    }
     apply_modifier(spec, tokens[i], f, rounding_set, sat_set, wrap_set);
   }
   if (f.family == Family::Ieee && f.specials == Specials::FiniteOnly) f.saturate = true;
@@ -250,7 +363,34 @@ Format parse_format(std::string_view spec) {
   return f;
 }
 
+namespace {
+std::string block_name(const Format& f) {
+  const BlockSpec& b = f.block;
+  std::string name;
+  switch (b.kind) {
+    case BlockKind::Bfp: name = fmt::format("bfp{}_b{}", b.elem_nbits - 1, b.size); break;
+    case BlockKind::Afp: name = fmt::format("afp{}m{}", b.elem_exp_bits, b.elem_man_bits); break;
+    default:
+      for (const BlockAlias& alias : kBlockAliases) {
+        const int x = alias.elem_family == Family::Ieee ? b.elem_exp_bits : b.elem_nbits;
+        const int y = alias.elem_family == Family::Ieee ? b.elem_man_bits : b.elem_frac_bits;
+        if (alias.kind == b.kind && alias.size == b.size && alias.elem_family == b.elem_family && alias.a == x &&
+            alias.b == y && alias.specials == b.elem_specials) {
+          name = alias.name;
+          break;
+        }
+      }
+      if (name.empty()) name = "block?";
+  }
+  static constexpr const char* kModeNames[] = {"rne", "rtz", "rup", "rdn", "rna", "sr"};
+  if (b.elem_rounding != Rounding::NearestEven) name += fmt::format(":{}", kModeNames[static_cast<int>(b.elem_rounding)]);
+  if (!b.elem_subnormals && b.kind != BlockKind::Afp) name += ":nosub";
+  return name;
+}
+}  // namespace
+
 std::string format_name(const Format& f) {
+  if (is_block(f)) return block_name(f);
   std::string name;
   switch (f.family) {
     case Family::Ieee: {
@@ -275,6 +415,14 @@ std::string format_name(const Format& f) {
   if (f.family == Family::Ieee && f.saturate && f.specials != Specials::FiniteOnly) name += ":sat";
   if (f.family == Family::Fixed && !f.saturate) name += ":wrap";
   return name;
+}
+
+void require_element_format(const Format& f, std::string_view role) {
+  if (!is_block(f)) return;
+  throw FormatError(fmt::format(
+      "format '{}' is a block format: block formats are read formats only (weights, activations, grads), "
+      "not {}; use its element format (e.g. fp8_e4m3) or fp32 there",
+      format_name(f), role));
 }
 
 void require_storage(const Format& f, std::string_view role) {

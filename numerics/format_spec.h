@@ -30,6 +30,11 @@ std::string format_name(const Format& f);
 // binary32 values. `role` says where it was used, e.g. "weights" or "calc add".
 void require_storage(const Format& f, std::string_view role);
 
+// Throws FormatError("... is a block format: block formats are read formats
+// only ...") if f is a block format (numerics/block_format.h): its rounding
+// needs a whole block, so it cannot be a mul / acc / out format.
+void require_element_format(const Format& f, std::string_view role);
+
 // Fills in the derived constants (bias, emin, max_finite, ...) of a Format
 // whose fields were set by hand; parse_format() already calls it.
 void finalize_format(Format& f);

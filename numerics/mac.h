@@ -7,6 +7,7 @@
 // lays the operands out in.
 #pragma once
 
+#include "numerics/approx_mul_lut.h"
 #include "numerics/round.h"
 
 namespace emu {
@@ -18,6 +19,11 @@ struct MacPolicy {
   Format out;             // result format
   int chunk = 0;          // > 0: sums of `chunk` consecutive terms go to acc_outer
   Format acc_outer;       // the second accumulator when chunk > 0 (default fp32)
+  // `mul: lut:<name>:<format>` (docs/approx_mul.md): when set, the product of a
+  // term is the table's approximate product in `mul` (mul_exact is false)
+  // instead of R_mul(a b). Set through set_approx_mul() (numerics/approx_mul.h);
+  // policies derived for plain sums (mul_exact = true) ignore it.
+  ApproxMulLut lut;
 };
 
 // Where each rounding of one reduction takes its random draw under :sr: the
@@ -30,11 +36,16 @@ struct MacSites {
 };
 
 // One term of the reduction: acc' = R_acc(acc + R_mul(a b)), acc unchanged when
-// an operand is zero (skipped). mac_reduce and the fast kernels' lane-by-lane
-// fallback share this definition; the draws are read under :sr only.
+// an operand is zero (skipped); with an approximate multiplier (p.lut, unless a
+// derived sum policy set mul_exact) the product is approx_mul_lut(p.lut, p.mul,
+// a, b) instead of R_mul(a b). mac_reduce
+// and the fast kernels' lane-by-lane fallback share this definition; the draws
+// are read under :sr only (an approximate multiplier's format never has :sr).
 EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_t mul_draw = 0,
                        uint32_t acc_draw = 0) {
   if (a == 0.0f || b == 0.0f) return acc;
+  if (!p.mul_exact && has_approx_mul(p.lut))
+    return add_into(p.acc, acc, approx_mul_lut(p.lut, p.mul, a, b), acc_draw);
   double product = static_cast<double>(a) * static_cast<double>(b);  // exact: 48 bits
   if (!p.mul_exact) product = round_value(p.mul, product, mul_draw);
   return add_into(p.acc, acc, product, acc_draw);

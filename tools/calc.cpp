@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "numerics/approx_mul.h"
 #include "numerics/format_info.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
@@ -33,10 +35,12 @@ constexpr const char* kUsage = R"(Usage:
   emutrain calc [--seed N] FORMAT OP [ARG...]
       OP: info | quantize X | add A B | sub A B | mul A B | div A B | sqrt A
           | encode X | decode CODE          (FORMAT alone means info)
+  emutrain calc lut:NAME:FORMAT mul A B   an approximate multiplier's product (docs/approx_mul.md)
       X, A, B: decimal (rounded to binary32 first), inf, nan, or binary32 bits 0x3f800000
       CODE: 0x<hex> or a decimal integer
   emutrain calc --batch [--seed N] < lines
       each line: OP SPEC ARG..., OP one of quantize add sub mul div sqrt encode decode,
+      mul and dot also take lut:NAME:FORMAT as the multiplier;
       or: dot MULSPEC|exact ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...
       one answer line per input line (binary32 bits, code bits, or "error: <reason>");
       exit code 0 when every line succeeded, 1 otherwise
@@ -227,6 +231,53 @@ void print_info(const Format& f, std::ostream& out) {
   t.print(out);
 }
 
+// `calc lut:<name>:<format> mul A B` (or info): the approximate product next to the exact one.
+int run_approx(const std::vector<std::string>& args, std::ostream& out) {
+  const ApproxMulSpec spec = parse_approx_mul_spec(args[0]);
+  const ApproxMulTable& t = cached_approx_table(spec.name, spec.format);
+  const std::string op = args.size() >= 2 ? args[1] : "info";
+  const int y = t.format.man_bits;
+  const std::string table_note = fmt::format("model {}, {} x {} entries (docs/approx_mul.md), validated", t.name,
+                                             1u << y, 1u << y);
+  if (op == "info") {
+    if (args.size() > 2) throw std::runtime_error("calc info takes no arguments");
+    Table n;
+    n.note("multiplier", t.spec());
+    n.note("table", table_note);
+    n.print(out);
+    print_info(t.format, out);
+    return 0;
+  }
+  if (op != "mul")
+    throw std::runtime_error(fmt::format("calc: '{}' is an approximate multiplier: only mul (and info) apply, "
+                                         "not '{}'", args[0], op));
+  if (args.size() != 4)
+    throw std::runtime_error(fmt::format("calc mul takes A B (got {} arguments)", args.size() - 2));
+  Human h;
+  h.f = t.format;
+  h.name = t.spec();
+  h.table.note("table", table_note);
+  h.header("mul (approximate)");
+  const double a = h.read("a", args[2], 0, "  read");
+  const double b = h.read("b", args[3], 1, "  read");
+  const double p = approx_mul_value(t, static_cast<float>(a), static_cast<float>(b));
+  h.table.row({""});
+  const Exact exact = exact_mul(a, b);
+  h.table.row({"a * b exact", decimal(exact), hex_float(exact)});
+  h.table.row(value_cells("  approx", p, &h.f));
+  if (a != 0 && b != 0 && !is_nan(a) && !is_nan(b) && !is_inf(a) && !is_inf(b)) {
+    const approx_detail::Decomposed x = approx_detail::decompose(a, y), z = approx_detail::decompose(b, y);
+    const uint32_t entry = t.entries[(x.m << y) | z.m];
+    h.table.note("  entry", fmt::format("[0x{:x}][0x{:x}] = carry {}, fraction 0x{:x}: significand {}", x.m, z.m,
+                                        entry >> y, entry & ((1u << y) - 1),
+                                        decimal(std::ldexp(1.0 + std::ldexp(entry & ((1u << y) - 1), -y),
+                                                           static_cast<int>(entry >> y)))));
+  }
+  h.error(exact, p);
+  h.table.print(out);
+  return 0;
+}
+
 int run_human(std::vector<std::string> args, uint64_t seed, std::ostream& out) {
   if (!args.empty() && args[0] == "--") args.erase(args.begin());
   for (const std::string& a : args) {
@@ -235,6 +286,7 @@ int run_human(std::vector<std::string> args, uint64_t seed, std::ostream& out) {
           fmt::format("calc: options go before FORMAT ('{}'); see emutrain calc --help", a));
   }
   if (args.empty()) throw std::runtime_error(std::string("calc needs FORMAT and OP, or --batch\n") + kUsage);
+  if (is_approx_mul_spec(args[0])) return run_approx(args, out);
   Human h;
   h.f = parse_format(args[0]);
   h.name = format_name(h.f);

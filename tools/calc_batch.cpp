@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
@@ -174,10 +175,26 @@ class Batch {
     return f;
   }
 
+  // The table of a lut:<name>:<format> spec (built once per process).
+  static const ApproxMulTable& approx_table(std::string_view spec) {
+    if (spec.size() > kMaxSpecBytes)
+      throw LineError(fmt::format("multiplier spec of {} bytes is too long (at most {}): {}", spec.size(),
+                                  kMaxSpecBytes, quoted(spec)));
+    const ApproxMulSpec s = parse_approx_mul_spec(std::string(spec));  // throws ApproxMulError
+    return cached_approx_table(s.name, s.format);
+  }
+
   void arithmetic_line(Op op, const std::vector<std::string_view>& tokens, std::string* out) {
     const std::string_view name = tokens[0];
     const size_t n = op == Op::Quantize || op == Op::Sqrt ? 1 : 2;
     expect_count(name, tokens, n, n == 1 ? "FORMAT X" : "FORMAT A B");
+    if (is_approx_mul_spec(std::string(tokens[1]))) {  // mul lut:<name>:<format> A B
+      if (op != Op::Mul)
+        throw LineError(fmt::format("{} is an approximate multiplier: only mul and dot take it", quoted(tokens[1])));
+      const ApproxMulTable& t = approx_table(tokens[1]);
+      const float x = number_arg(tokens[2], "argument 1"), y = number_arg(tokens[3], "argument 2");
+      return append_binary32(out, approx_mul_value(t, x, y));  // reads round into the format inside
+    }
     const Format& f = storage_format(name, tokens[1]);
     double a[2] = {0, 0};
     for (size_t j = 0; j < n; ++j) {
@@ -241,7 +258,13 @@ class Batch {
       throw LineError("dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...");
     MacPolicy p;
     p.mul_exact = tokens[1] == "exact";
-    if (!p.mul_exact) p.mul = formats_.get(tokens[1]);
+    if (is_approx_mul_spec(std::string(tokens[1]))) {
+      const ApproxMulTable& t = approx_table(tokens[1]);
+      p.mul = t.format;
+      p.lut = t.lut();
+    } else if (!p.mul_exact) {
+      p.mul = formats_.get(tokens[1]);
+    }
     p.acc = formats_.get(tokens[2]);
     p.out = formats_.get(tokens[3]);
     require_storage(p.out, "the output of 'dot'");

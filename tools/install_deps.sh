@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev libyaml-cpp-dev catch2 libstb-dev libcli11-dev zlib1g-dev
   libopenblas-dev libmpfr-dev libgmp-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

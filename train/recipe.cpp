@@ -9,7 +9,10 @@
 
 #include "data/registry.h"
 #include "models/registry.h"
+#include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
+#include "train/data_parallel.h"
+#include "train/faults.h"
 
 namespace emu::train {
 namespace {
@@ -50,6 +53,9 @@ const std::vector<KeySpec>& numerics_keys() {
   static const std::vector<KeySpec> k = {
       map_key("default", "policy keys for every module (docs/engine.md)"),
       list_key("overrides", "list of {match: glob, <policy keys>}, applied in order"),
+      map_key("approx_multipliers",
+              "{name: path/to/lib.so}: approximate-multiplier plugins for mul: lut:<name>:<format> "
+              "(docs/approx_mul.md)"),
   };
   return k;
 }
@@ -73,7 +79,13 @@ void flatten_policy(const YAML::Node& node, const std::string& prefix, const std
       flatten_policy(it->second, key + ".", where, out);
     else if (it->second.IsScalar())
       out.emplace_back(key, it->second.Scalar());
-    else
+    else if (it->second.IsSequence() && key.rfind("functions.", 0) == 0) {
+      // A list of breakpoints: functions: {tanh: [-3, -1, 0, 1, 3]} is "pwl:-3,-1,0,1,3" (numerics/pwl.h).
+      std::string value = "pwl:";
+      for (size_t i = 0; i < it->second.size(); ++i)
+        value += (i ? "," : "") + (it->second[i].IsScalar() ? it->second[i].Scalar() : std::string("?"));
+      out.emplace_back(key, value);
+    } else
       throw RecipeError(fmt::format("{}.{}: expected a value such as e5m2", where, key));
   }
 }
@@ -174,6 +186,8 @@ const std::vector<KeySpec>& top_level_keys() {
         map_key("numerics", "default policy and per-module overrides"),
         map_key("logging", "progress display and log lines"),
         map_key("checkpoint", "checkpoint frequency and retention"),
+        list_key("faults", "fault injection: list of {site, module, bits, step|steps|probability, kind} (docs/faults.md)"),
+        map_key("parallel", "data-parallel settings: equivalent_ranks, timeout_s (docs/parallel.md)"),
     };
     return v;
   }();
@@ -342,6 +356,21 @@ NumericsPolicy numerics_policy(const YAML::Node& numerics) {
   NumericsPolicy p;
   auto rethrow = [](const std::exception& e) -> RecipeError { return RecipeError(e.what()); };
   try {
+    // Plugins first: the policy keys below may name them (mul: lut:<name>:<format>).
+    if (YAML::Node plugins = numerics["approx_multipliers"]; plugins && !plugins.IsNull()) {
+      if (!plugins.IsMap())
+        throw RecipeError("numerics.approx_multipliers: expected a mapping {name: path/to/lib.so}");
+      for (auto it = plugins.begin(); it != plugins.end(); ++it) {
+        const std::string name = it->first.Scalar();
+        if (!it->second.IsScalar())
+          throw RecipeError(fmt::format("numerics.approx_multipliers.{}: expected a library path", name));
+        try {
+          load_approx_mul_plugin(name, expand_env(it->second.Scalar()));
+        } catch (const ApproxMulError& e) {
+          throw RecipeError(fmt::format("numerics.approx_multipliers.{}: {}", name, e.what()));
+        }
+      }
+    }
     if (numerics["default"]) {
       std::vector<std::pair<std::string, std::string>> kv;
       flatten_policy(numerics["default"], "", "numerics.default", kv);
@@ -420,7 +449,10 @@ Recipe parse_recipe(const std::string& text, const std::string& source, const st
       check_section(root[name], std::string(name) == "logging" ? logging_keys() : checkpoint_keys(), name,
                     name, {});
     }
+    if (root["parallel"] && !root["parallel"].IsNull())  // optional: absent stays absent
+      check_section(root["parallel"], parallel_keys(), "parallel", "parallel", {});
     check_numerics(root);
+    if (root["faults"] && !root["faults"].IsNull()) check_faults_section(root["faults"]);  // absent stays absent
   } catch (const RecipeError& e) {
     throw RecipeError(fmt::format("recipe {}: {}", source, e.what()));
   }

@@ -24,6 +24,9 @@
 #include "optim/sgd.h"
 #include "train/json.h"
 #include "train/progress.h"
+#include "train/data_parallel.h"
+#include "core/sparsity.h"
+#include "train/faults.h"
 
 namespace emu::train {
 namespace fs = std::filesystem;
@@ -376,6 +379,16 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   check_overrides_match(root["numerics"], *model);
   model->apply_numerics(policy);
   model->train();
+  // Data parallelism (docs/parallel.md): ranks agree on the recipe; only rank 0 writes.
+  DataParallel dp(root, recipe.to_yaml(), *model);
+  if (dp.active()) early.push_back(dp.describe());
+  // N:M mask statistics (docs/sparsity.md) and fault injection (docs/faults.md) for this run.
+  MaskMonitorScope mask_scope(*model);
+  FaultInjector faults(parse_faults(root["faults"]));
+  if (!faults.specs().empty()) {
+    faults.install();
+    early.push_back(fmt::format("faults: {} fault specs installed (docs/faults.md)", faults.specs().size()));
+  }
   std::unique_ptr<Optimizer> optimizer = make_optimizer(root["optimizer"], model->named_parameters());
   Args opt_args(root["optimizer"], "optimizer");
   const double clip = opt_args.number("clip_grad_norm");
@@ -411,8 +424,12 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
                                 state.position.step, state.position.epoch + 1, state.position.batch));
   }
 
+  // Ranks other than 0 are silent: their files go to a scratch dir removed with dp.
+  std::ofstream silent;  // never opened: writes are discarded
+  if (!dp.writer()) run_dir = dp.scratch_dir();
   fs::create_directories(fs::path(run_dir) / "checkpoints");
-  RunLog log(out, (fs::path(run_dir) / "log.txt").string(), !resume_path.empty());
+  RunLog log(dp.writer() ? out : silent, (fs::path(run_dir) / "log.txt").string(), !resume_path.empty());
+  dp.open_step_log(run_dir, !resume_path.empty());
   {
     std::ofstream r(fs::path(run_dir) / "recipe.yaml", std::ios::trunc);
     r << "# resolved recipe (after --set and defaults) of " << recipe.source << "\n" << recipe.to_yaml();
@@ -424,7 +441,9 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   Args ck(root["checkpoint"], "checkpoint");
   const int64_t every_steps = ck.integer("every_steps"), every_epochs = ck.integer("every_epochs"),
                 keep = ck.integer("keep");
-  auto save = [&](const std::string& path) { save_checkpoint(path, *model, optimizer.get(), state); };
+  auto save = [&](const std::string& path) {
+    if (dp.writer()) save_checkpoint(path, *model, optimizer.get(), state);
+  };
   auto save_periodic = [&] {
     save((ckpt_dir / fmt::format("step-{:08d}.safetensors", state.position.step)).string());
     prune_checkpoints(ckpt_dir, keep);
@@ -452,12 +471,15 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
       loader.start_epoch(pos.epoch, pos.batch);
       while (pos.batch < per_epoch && pos.step < total_steps) {
         if (!loader.next(batch)) throw std::logic_error("data loader ended an epoch early");
+        const int64_t global_examples = batch.size;
+        dp.shard(batch);
         ctx.step = static_cast<uint64_t>(pos.step);
         lr = schedule->lr_at(pos.step);
         optimizer->set_lr(lr);
         models::Prediction p = model->predict(batch, "train");
         Tensor loss = model->loss(p);
-        const float loss_value = loss.item();
+        const DataParallel::Step dps = dp.combine(*model, p, loss, pos.step);  // the global batch's loss
+        const float loss_value = dps.loss;
         if (!std::isfinite(loss_value)) {
           progress.clear();
           throw NonFiniteLoss(fmt::format("loss became {} at step {} (epoch {}, batch {}): {}",
@@ -465,14 +487,14 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
                                           pos.epoch + 1, pos.batch + 1, diagnose(*model, batch)));
         }
         optimizer->zero_grad();
-        loss.backward();
+        loss.backward(dps.seed);
         if (clip > 0) clip_grad_norm(model->named_parameters(), clip);
         optimizer->step();
-        int64_t counted = 0;
-        count_correct(p, &counted, &totals.correct);
+        const int64_t counted = dps.counted;
+        totals.correct += dps.correct;
         totals.counted += counted;
         totals.loss_sum += static_cast<double>(loss_value) * static_cast<double>(counted);
-        totals.examples += batch.size;
+        totals.examples += global_examples;
         ++pos.step;
         ++pos.batch;
         totals.seconds = seconds_before + seconds_since(epoch_start);
@@ -503,13 +525,15 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
                                  : std::nan("");
     row.splits["train"] = tr;
     for (const auto& e : eval_sets)
-      row.splits[e.split] =
+      if (dp.writer())  // the other ranks hold the same weights and write nothing
+        row.splits[e.split] =
           evaluate(*model, *e.dataset, e.split, d.integer("eval_batch_size"), seed, workers);
     row.seconds = train_seconds + seconds_since(eval_start);
     row.samples_per_second = train_seconds > 0 ? static_cast<double>(totals.examples) / train_seconds : 0;
     progress.clear();
     metrics.write(row);
     log.line(describe_row(row, total_epochs));
+    for (const std::string& l : report_masks_and_faults(&faults, run_dir, row.epoch, row.step)) log.line(l);
     summary.final_results = row.splits;
     ++pos.epoch;
     pos.batch = 0;

@@ -77,6 +77,24 @@ void grads_for(Activation kind, const A& a, const float* x, const float* y, cons
   }
 }
 
+// A pwl activation: y = pwl_value (numerics/pwl.h), element i at index i.
+template <class A>
+void pwl_values(A a, const FunctionApprox& fn, const float* x, float* y, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    a.at(static_cast<uint64_t>(i));
+    y[i] = pwl_value(fn, a, x[i], 0, kPwlMulSite);
+  }
+}
+
+// Its backward: the derivative of the approximation (activation_pwl_grad).
+template <class A>
+void pwl_grads(A a, const FunctionApprox& fn, const float* x, const float* gy, float* gx, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    a.at(static_cast<uint64_t>(i));
+    gx[i] = activation_pwl_grad(fn, a, x[i], gy[i]);
+  }
+}
+
 template <class A>
 void add_values(A a, const float* x, const float* y, float* out, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; ++i) {
@@ -89,12 +107,22 @@ void add_values(A a, const float* x, const float* y, float* out, int64_t lo, int
 
 // x: (n) -> y: (n), y[i] = R_out(f(x[i])): f in binary32, then the chunk rounded
 // in bulk (numerics/bulk.h), element i drawing at index i of stream key.stream.
-void CpuBackend::activation_forward(Activation kind, const Format& out, const Tensor& x, Tensor& y, DrawKey key) {
+// A pwl function (not relu): pwl_value element by element.
+void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x,
+                                    Tensor& y, DrawKey key) {
   check_output("activation_forward", x, y);
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();
   const bool plain = is_plain_fp32(out);
+  if (fn.pwl() && kind != Activation::Relu) {
+    const ElementArith arith(out, key.seed, key.stream);
+    cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+      if (plain) pwl_values(Fp32Arith{}, fn, xp, yp, lo, hi);
+      else pwl_values(arith, fn, xp, yp, lo, hi);
+    });
+    return;
+  }
   cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
     switch (kind) {
       case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
@@ -113,9 +141,9 @@ void CpuBackend::activation_forward(Activation kind, const Format& out, const Te
   });
 }
 
-// x, y, gy: (n) -> gx: (n), activation_grad in format g.
-void CpuBackend::activation_backward(Activation kind, const Format& g, const Tensor& x, const Tensor& y,
-                                     const Tensor& gy, Tensor& gx, DrawKey key) {
+// x, y, gy: (n) -> gx: (n), activation_grad in format g (pwl: activation_pwl_grad).
+void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x,
+                                     const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key) {
   check_same_shape("activation_backward", x, y);
   check_same_shape("activation_backward", x, gy);
   check_output("activation_backward", x, gx);
@@ -124,8 +152,11 @@ void CpuBackend::activation_backward(Activation kind, const Format& g, const Ten
   float* out = gx.data();
   const bool plain = is_plain_fp32(g);
   const ElementArith arith(g, key.seed, key.stream);
+  const bool pwl = fn.pwl() && kind != Activation::Relu;
   cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
-    if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
+    if (pwl && plain) pwl_grads(Fp32Arith{}, fn, xp, gp, out, lo, hi);
+    else if (pwl) pwl_grads(arith, fn, xp, gp, out, lo, hi);
+    else if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
     else grads_for(kind, arith, xp, yp, gp, out, lo, hi);
   });
 }

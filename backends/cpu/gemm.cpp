@@ -235,6 +235,44 @@ void generic_gemm(const Problem& pb, int threads) {
 }
 
 // ---------------------------------------------------------------------------
+// (f) An approximate multiplier's table with a plain fp32 accumulator and no
+// chunks: the products come from approx_mul_lut (values of the table's format,
+// so binary32 values or Inf/NaN) and R_fp32(acc + p) is one binary32 addition;
+// acc starts at +0 and so is never -0. NaN payloads differ from add_into's, but
+// the output rounding makes every NaN the canonical one, as mac_reduce does.
+
+void lut_gemm(const Problem& pb, int threads) {
+  const MacPolicy& p = *pb.p;
+  const int64_t M = pb.M, N = pb.N, K = pb.K;
+  // The operands rounded into the table's format once (approx_mul_lut rounds
+  // them first, and R_F is idempotent), B transposed; the raw ones decide
+  // which terms are skipped (a nonzero operand may round to 0, and 0 x Inf is NaN).
+  std::vector<float> a_raw(static_cast<size_t>(M * K)), ar(a_raw.size()), bt(static_cast<size_t>(N * K)),
+      br(bt.size());
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) a_raw[i * K + k] = pb.A[i * pb.lda + k];
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = pb.B[k * pb.ldb + j];
+  for (size_t x = 0; x < ar.size(); ++x) ar[x] = quantize(p.mul, a_raw[x]);
+  for (size_t x = 0; x < br.size(); ++x) br[x] = quantize(p.mul, bt[x]);
+  const int64_t outputs = M * N, per_task = 64;
+  parallel_tasks((outputs + per_task - 1) / per_task, threads, [&](int64_t task) {
+    for (int64_t o = task * per_task; o < std::min(outputs, (task + 1) * per_task); ++o) {
+      const int64_t i = o / N, j = o % N;
+      const float *a = a_raw.data() + i * K, *b = bt.data() + j * K;
+      const float *ra = ar.data() + i * K, *rb = br.data() + j * K;
+      float acc = 0.0f;
+      for (int64_t k = 0; k < K; ++k) {
+        if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
+        acc = acc + static_cast<float>(approx_mul_lut(p.lut, p.mul, ra[k], rb[k]));
+      }
+      if (pb.bias) acc = acc + pb.bias[j];
+      pb.C[i * pb.ldc + j] = static_cast<float>(round_value(p.out, acc));
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // The fast-path driver. For each block of NC columns: pack that block of B
 // (all K terms, in KC-term blocks cut at chunk ends, NR-column panels), then
 // run tasks of (up to RB rows) x (a range of panels): for each k block, for
@@ -482,12 +520,18 @@ const char* gemm_path_name(GemmPath path) {
       return "int";
     case GemmPath::Posit:
       return "posit";
+    case GemmPath::Lut:
+      return "lut/fp32";
   }
   return "?";
 }
 
 GemmPath gemm_policy_path(const MacPolicy& p) {
   const Format& acc = p.acc;
+  // An approximate multiplier's products come from its table (mac_term): the
+  // kernels below do not round products that way; (f) or the generic path runs.
+  if (!p.mul_exact && has_approx_mul(p.lut))
+    return is_plain_fp32(acc) && p.chunk == 0 && !is_stochastic(p.out) ? GemmPath::Lut : GemmPath::Generic;
   if (is_stochastic(acc) || (!p.mul_exact && is_stochastic(p.mul))) {
     // An exact integer accumulation never rounds, so :sr draws do not matter.
     return acc.family == Family::Fixed ? GemmPath::Int : GemmPath::Generic;
@@ -583,6 +627,9 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
       }
       return path;
     }
+    case GemmPath::Lut:
+      lut_gemm(pb, threads);
+      return path;
     case GemmPath::Generic:
       break;
   }

@@ -49,6 +49,7 @@ enum class GemmPath : uint8_t {
   AccIeee,     // (c) mul and acc eXmY with <= 11 significant bits, RNE: binary32 sums
   Int,         // (d) integer-valued operands, exact products, fixed-point accumulator
   Posit,       // (e) mul = acc = posit (RNE): binary64 lanes, per-binade grids
+  Lut,         // (f) approximate multiplier (MacPolicy::lut) / acc fp32, no chunks: table products, binary32 sums
 };
 const char* gemm_path_name(GemmPath path);
 

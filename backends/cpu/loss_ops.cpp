@@ -1,7 +1,10 @@
 // Cross-entropy and mean squared error on the CPU.
 //
 // cross_entropy_forward, logits (N, C), targets (N):
-//   logp = log_softmax(logits)                  as softmax_forward(p, log = true), sites 0..4
+//   logp = log_softmax(logits)                  as softmax_forward(p, log = true), sites 0..4; its exp
+//                                               (and the backward's) always exact: the loss is the
+//                                               training objective, not the modelled hardware, so
+//                                               functions.softmax_exp: pwl does not apply (docs/functions.md)
 //   row_i = sum_j R_mul(q_j logp_ij) in acc     ascending j, numerics/mac.h (zero terms skipped),
 //                                               site kRow, index i*sites(C) + mac site
 //   total = sum_i -row_i in acc                 ascending i over kept rows, site kTotal, index i

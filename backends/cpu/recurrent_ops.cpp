@@ -154,6 +154,22 @@ void for_units(const Format& f, DrawKey step, int64_t units, int threads, const 
 
 Tensor contiguous_or_empty(const Tensor* t) { return t ? t->contiguous() : Tensor(); }
 
+// slopes (N,T,width): required (and checked) when a gate function is pwl, else unused (null returned).
+float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width) {
+  if (!fns.any_pwl()) return nullptr;
+  if (!slopes) shape_error(op, "a pwl gate function needs the slopes output");
+  expect_output(op, "slopes", *slopes, {d.N, d.T, width});
+  return slopes->data();
+}
+
+Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d,
+                       int64_t width) {
+  if (!fns.any_pwl()) return Tensor();
+  if (!slopes) shape_error(op, "a pwl gate function needs the forward's slopes");
+  expect_shape(op, "slopes", *slopes, {d.N, d.T, width});
+  return slopes->contiguous();
+}
+
 void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh) {
   if (dx) expect_output(op, "dx", *dx, {d.N, d.T, d.I});
   if (dw_ih) expect_output(op, "dw_ih", *dw_ih, {GH, d.I});
@@ -204,11 +220,12 @@ struct SequenceGrads {
 }  // namespace
 
 // x (N,T,I), h0, c0 (N,H), w_ih (4H,I), w_hh (4H,H), bias (4H), mask (N,T) -> y (N,T,H), h_n, c_n (N,H),
-// xh (N,T,I+H), saved (N,T,6H), preact (N,T,4H)
-void CpuBackend::lstm_forward(const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0,
-                              const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
-                              const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& c_n,
-                              Tensor& xh, Tensor& saved, Tensor* preact, DrawKey key) {
+// xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), preact (N,T,4H)
+void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
+                              const Tensor& h0, const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh,
+                              const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,
+                              Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact,
+                              DrawKey key) {
   const char* op = "lstm_forward";
   const Dims d = forward_dims(op, x, w_ih, w_hh, 4);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, G = 4 * H;
@@ -220,6 +237,7 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const Format& act, const Tenso
   expect_output(op, "c_n", c_n, {N, H});
   expect_output(op, "xh", xh, {N, T, K});
   expect_output(op, "saved", saved, {N, T, 6 * H});
+  float* slp = forward_slopes(op, fns, slopes, d, 5 * H);
   if (preact) expect_output(op, "preact", *preact, {N, T, G});
   const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = mask_of(op, mask, d);
   const std::vector<float> w = pack_weights(w_ih, w_hh);
@@ -249,8 +267,8 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const Format& act, const Tenso
         a.at(static_cast<uint64_t>(e));
         const float* pr = pre.data() + n * G + j;
         float c_next;
-        h[e] = lstm_cell_forward(a, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next,
-                                 sp + (n * T + t) * 6 * H + j, H);
+        h[e] = lstm_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next,
+                                 sp + (n * T + t) * 6 * H + j, H, slp ? slp + (n * T + t) * 5 * H + j : nullptr);
         c[e] = c_next;
         yp[(n * T + t) * H + j] = h[e];
       }
@@ -258,12 +276,13 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const Format& act, const Tenso
   }
 }
 
-// w_ih (4H,I), w_hh (4H,H), xh (N,T,I+H), saved (N,T,6H), gy (N,T,H), gh_n, gc_n (N,H), mask (N,T)
-// -> dx (N,T,I), dw_ih (4H,I), dw_hh (4H,H), dbias (4H), dh0, dc0 (N,H)
-void CpuBackend::lstm_backward(const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,
-                               const Tensor& saved, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,
-                               const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh,
-                               Tensor* dbias, Tensor& dh0, Tensor& dc0, DrawKey key) {
+// w_ih (4H,I), w_hh (4H,H), xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), gy (N,T,H), gh_n, gc_n (N,H),
+// mask (N,T) -> dx (N,T,I), dw_ih (4H,I), dw_hh (4H,H), dbias (4H), dh0, dc0 (N,H)
+void CpuBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh,
+                               const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* gy,
+                               const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask, bool reverse,
+                               Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0,
+                               DrawKey key) {
   const char* op = "lstm_backward";
   if (xh.ndim() != 3)
     shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
@@ -271,6 +290,8 @@ void CpuBackend::lstm_backward(const MacPolicy& p, const Tensor& w_ih, const Ten
   const int64_t N = d.N, T = d.T, H = d.H, G = 4 * H;
   expect_shape(op, "xh", xh, {N, T, d.I + H});
   expect_shape(op, "saved", saved, {N, T, 6 * H});
+  const Tensor slc = backward_slopes(op, fns, slopes, d, 5 * H);
+  const float* slp = fns.any_pwl() ? slc.data() : nullptr;
   if (gy) expect_shape(op, "gy", *gy, {N, T, H});
   if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
   if (gc_n) expect_shape(op, "gc_n", *gc_n, {N, H});
@@ -304,7 +325,8 @@ void CpuBackend::lstm_backward(const MacPolicy& p, const Tensor& w_ih, const Ten
         if (!is_valid(mp, d, n, t)) continue;  // zero gate gradients, dh and dc carried
         a.at(static_cast<uint64_t>(e));
         const float dh_total = gyp ? a.add(gyp[(n * T + t) * H + j], dh[e], lstm_site::kDh) : dh[e];
-        dc[e] = lstm_cell_backward(a, sp + (n * T + t) * 6 * H + j, H, dh_total, dc[e],
+        dc[e] = lstm_cell_backward(a, fns, sp + (n * T + t) * 6 * H + j,
+                                   slp ? slp + (n * T + t) * 5 * H + j : nullptr, H, dh_total, dc[e],
                                    dg.data() + (n * T + t) * G + j);
       }
     });
@@ -322,11 +344,11 @@ void CpuBackend::lstm_backward(const MacPolicy& p, const Tensor& w_ih, const Ten
 }
 
 // x (N,T,I), h0 (N,H), w_ih (3H,I), w_hh (3H,H), bias (4H), mask (N,T) -> y (N,T,H), h_n (N,H),
-// xh (N,T,I+H), saved (N,T,5H), preact (N,T,4H)
-void CpuBackend::gru_forward(const MacPolicy& p, const Format& act, const Tensor& x, const Tensor& h0,
-                             const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask,
-                             bool reverse, Tensor& y, Tensor& h_n, Tensor& xh, Tensor& saved, Tensor* preact,
-                             DrawKey key) {
+// xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), preact (N,T,4H)
+void CpuBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
+                             const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
+                             const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& xh, Tensor& saved,
+                             Tensor* slopes, Tensor* preact, DrawKey key) {
   const char* op = "gru_forward";
   const Dims d = forward_dims(op, x, w_ih, w_hh, 3);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, W = 3 * H, G = 4 * H;
@@ -336,6 +358,7 @@ void CpuBackend::gru_forward(const MacPolicy& p, const Format& act, const Tensor
   expect_output(op, "h_n", h_n, {N, H});
   expect_output(op, "xh", xh, {N, T, K});
   expect_output(op, "saved", saved, {N, T, 5 * H});
+  float* slp = forward_slopes(op, fns, slopes, d, 3 * H);
   if (preact) expect_output(op, "preact", *preact, {N, T, G});
   const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = mask_of(op, mask, d);
   const std::vector<float> w = pack_weights(w_ih, w_hh);  // (K, 3H)
@@ -371,19 +394,20 @@ void CpuBackend::gru_forward(const MacPolicy& p, const Format& act, const Tensor
         if (!is_valid(mp, d, n, t)) continue;
         a.at(static_cast<uint64_t>(e));
         const float* pr = pre.data() + n * G + j;
-        h[e] = gru_cell_forward(a, pr[0], pr[H], pr[2 * H], pr[3 * H], h[e], sp + (n * T + t) * 5 * H + j, H);
+        h[e] = gru_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], h[e], sp + (n * T + t) * 5 * H + j, H,
+                                slp ? slp + (n * T + t) * 3 * H + j : nullptr);
         yp[(n * T + t) * H + j] = h[e];
       }
     });
   }
 }
 
-// w_ih (3H,I), w_hh (3H,H), xh (N,T,I+H), saved (N,T,5H), gy (N,T,H), gh_n (N,H), mask (N,T)
-// -> dx (N,T,I), dw_ih (3H,I), dw_hh (3H,H), dbias (4H), dh0 (N,H)
-void CpuBackend::gru_backward(const MacPolicy& p, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,
-                              const Tensor& saved, const Tensor* gy, const Tensor* gh_n, const Tensor* mask,
-                              bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias,
-                              Tensor& dh0, DrawKey key) {
+// w_ih (3H,I), w_hh (3H,H), xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), gy (N,T,H), gh_n (N,H),
+// mask (N,T) -> dx (N,T,I), dw_ih (3H,I), dw_hh (3H,H), dbias (4H), dh0 (N,H)
+void CpuBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh,
+                              const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* gy,
+                              const Tensor* gh_n, const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih,
+                              Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key) {
   const char* op = "gru_backward";
   if (xh.ndim() != 3)
     shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
@@ -391,6 +415,8 @@ void CpuBackend::gru_backward(const MacPolicy& p, const Tensor& w_ih, const Tens
   const int64_t N = d.N, T = d.T, H = d.H, W = 3 * H, G = 4 * H;
   expect_shape(op, "xh", xh, {N, T, d.I + H});
   expect_shape(op, "saved", saved, {N, T, 5 * H});
+  const Tensor slc = backward_slopes(op, fns, slopes, d, 3 * H);
+  const float* slp = fns.any_pwl() ? slc.data() : nullptr;
   if (gy) expect_shape(op, "gy", *gy, {N, T, H});
   if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
   check_grad_outputs(op, d, W, dx, dw_ih, dw_hh);
@@ -423,7 +449,8 @@ void CpuBackend::gru_backward(const MacPolicy& p, const Tensor& w_ih, const Tens
         a.at(static_cast<uint64_t>(e));
         const float dh_total = gyp ? a.add(gyp[(n * T + t) * H + j], dh[e], gru_site::kDh) : dh[e];
         float* g = dg.data() + (n * T + t) * G + j;
-        dd[static_cast<size_t>(e)] = gru_cell_backward(a, sp + (n * T + t) * 5 * H + j, H, dh_total, g);
+        dd[static_cast<size_t>(e)] = gru_cell_backward(
+            a, fns, sp + (n * T + t) * 5 * H + j, slp ? slp + (n * T + t) * 3 * H + j : nullptr, H, dh_total, g);
         row[0] = g[0], row[H] = g[H], row[2 * H] = g[3 * H];
       }
     });

@@ -4,6 +4,8 @@
 //   m   = max_j x_j                                    (exact; NaNs do not count, they propagate below)
 //   d_j = R_out(x_j - m)                               site kSub,  index r*C + j
 //   e_j = R_out(exp(d_j))                              site kExp,  index r*C + j
+//         (softmax_forward_fn with a pwl exp: R_out(R_out(slope_k d_j) + intercept_k), the product at
+//         site kPwlMul, the sum at kExp; numerics/pwl.h)
 //   s   = sum_j e_j, ascending j, in acc (numerics/mac.h with products e_j * 1, chunk and acc_outer apply)
 //                                                      site kSum,  index r*sites(C) + mac site
 //   softmax:     y_j = R_out(e_j / s)                  site kResult, index r*C + j
@@ -76,8 +78,8 @@ double row_sum(const MacRounding& sum, bool native, const float* v, const float*
 }
 
 template <class A>
-void forward_rows(A a, const MacPolicy& p, bool log, bool native, const float* x, float* y, int64_t C, DrawKey key,
-                  int64_t r0, int64_t r1) {
+void forward_rows(A a, const MacPolicy& p, bool log, bool native, const FunctionApprox& exp, const float* x,
+                  float* y, int64_t C, DrawKey key, int64_t r0, int64_t r1) {
   using namespace softmax_site;
   const MacRounding sp(plain_sum_policy(p));
   const std::vector<float> ones(static_cast<size_t>(C), 1.0f);
@@ -91,7 +93,7 @@ void forward_rows(A a, const MacPolicy& p, bool log, bool native, const float* x
     for (int64_t j = 0; j < C; ++j) {
       a.at(static_cast<uint64_t>(r * C + j));
       const float d = a.sub(xr[j], m, kSub);
-      e[j] = a.round(fn_exp(d), kExp);
+      e[j] = exp.pwl() ? pwl_value(exp, a, d, kExp, kPwlMul) : a.round(fn_exp(d), kExp);
       yr[j] = d;
     }
     const double s = row_sum(sp, native, e.data(), ones.data(), C, row_draws(key, kSum, r, C, p.chunk));
@@ -162,6 +164,12 @@ void check_rows(const char* op, const Tensor& a, const Tensor& b) {
 
 // x: (rows, C) -> y: (rows, C)
 void CpuBackend::softmax_forward(const MacPolicy& p, bool log, const Tensor& x, Tensor& y, DrawKey key) {
+  softmax_forward_fn(p, log, FunctionApprox{}, x, y, key);
+}
+
+// x: (rows, C) -> y: (rows, C), exp exact or pwl
+void CpuBackend::softmax_forward_fn(const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x,
+                                    Tensor& y, DrawKey key) {
   check_rows("softmax_forward", x, y);
   if (!y.is_contiguous()) throw std::invalid_argument("softmax_forward: the output must be contiguous");
   Tensor xc = x.contiguous();
@@ -172,8 +180,8 @@ void CpuBackend::softmax_forward(const MacPolicy& p, bool log, const Tensor& x, 
   const bool fast = native && is_plain_fp32(p.out);
   const ElementArith arith(p.out, key.seed, key.stream);
   cpu_parallel_for(rows, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
-    if (fast) forward_rows(Fp32Arith{}, p, log, true, xp, yp, C, key, r0, r1);
-    else forward_rows(arith, p, log, native, xp, yp, C, key, r0, r1);
+    if (fast) forward_rows(Fp32Arith{}, p, log, true, exp, xp, yp, C, key, r0, r1);
+    else forward_rows(arith, p, log, native, exp, xp, yp, C, key, r0, r1);
   });
 }
 
