@@ -309,6 +309,8 @@ int run_human(std::vector<std::string> args, uint64_t seed, std::ostream& out) {
     throw std::runtime_error(
         fmt::format("calc: unknown op '{}'; expected info quantize add sub mul div sqrt encode decode", op));
   require_storage(h.f, fmt::format("the format of 'calc {}'", op));
+  // Block formats round whole blocks against shared metadata; one scalar has no block.
+  require_element_format(h.f, fmt::format("the format of 'calc {}'", op));
   if (op == "decode") {
     expect(1, "CODE");
     uint64_t code = 0;

@@ -210,6 +210,7 @@ struct SequenceGrads {
     MacPolicy sum = p;
     sum.mul_exact = false;
     sum.mul = is_stochastic(p.out) ? Format{} : p.out;
+    sum.lut = {};  // a plain sum: no multiplier, so no approximate-multiplier table either
     const int64_t rows = d.N * d.T;
     const std::vector<float> ones(static_cast<size_t>(rows), 1.0f);
     mac_gemm(sum, ones.data(), rows, dg, cols, dbias->data(), cols, 1, cols, rows, nullptr,

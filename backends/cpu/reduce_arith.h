@@ -131,7 +131,9 @@ class Reducer {
     p_.out = p.chunk > 0 ? p.acc_outer : p.acc;
     const bool random = is_stochastic(p.acc) || (!p_.mul_exact && is_stochastic(p.mul)) ||
                         (p.chunk > 0 && is_stochastic(p.acc_outer));
-    if (random) mode_ = Mode::Generic;
+    // An approximate multiplier's products come from its table, which only mac_reduce applies.
+    const bool table = !p_.mul_exact && has_approx_mul(p.lut);
+    if (random || table) mode_ = Mode::Generic;
     else if (p.chunk == 0 && is_plain_fp32(p.acc))
       mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_plain_fp32(p.mul) ? Mode::Mul : Mode::Ieee;
     else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;

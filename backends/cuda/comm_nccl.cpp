@@ -72,6 +72,7 @@ class NcclCommunicator : public Communicator {
     if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;
     mpi_->abort(message);
+    std::abort();  // not reached: the MPI communicator's abort ends the job
   }
 
  private:
