@@ -16,60 +16,17 @@
 
 #include "test_trainer_data.h"
 #include "train/safetensors.h"
+#include "cli_run.h"
 
 using namespace emu;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string binary() {
-  const char* b = std::getenv("EMUTRAIN_BIN");
-  if (!b || !*b) FAIL("EMUTRAIN_BIN is not set (tests/train.cmake sets it to the emutrain binary)");
-  return b;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Starts `emutrain args...` with stdout/stderr into files under `dir`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& dir) {
-  const std::string bin = binary();
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* o = std::freopen((dir + "/stdout.txt").c_str(), "w", stdout);
-    FILE* e = std::freopen((dir + "/stderr.txt").c_str(), "w", stderr);
-    if (!o || !e) _exit(126);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(bin.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    setenv("CI", "true", 1);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run_cli(const std::vector<std::string>& args, const std::string& dir) {
-  pid_t pid = spawn(args, dir);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir + "/stdout.txt");
-  r.err = slurp(dir + "/stderr.txt");
-  return r;
-}
+using emu::testing::slurp;
+using Result = emu::testing::CliResult;
+pid_t spawn(const std::vector<std::string>& args, const std::string& dir) { return emu::testing::spawn_cli(args, dir); }
+Result run_cli(const std::vector<std::string>& args, const std::string& dir) { return emu::testing::run_cli(args, dir); }
 
 // The error line of a failed command: exit code 2, exactly one line on stderr.
 std::string one_line_error(const Result& r, int code = 2) {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_run.h"
 #include "test_trainer_data.h"
 #include "train/safetensors.h"
 
@@ -30,12 +31,7 @@ std::string env(const char* name) {
   return v;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using emu::testing::slurp;
 
 struct Result {
   int code = -1;

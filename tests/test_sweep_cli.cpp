@@ -18,24 +18,15 @@
 
 #include "test_trainer_data.h"
 #include "train/json.h"
+#include "cli_run.h"
 
 using namespace emu;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string binary() {
-  const char* b = std::getenv("EMUTRAIN_BIN");
-  if (!b || !*b) FAIL("EMUTRAIN_BIN is not set (tests/sweep.cmake sets it to the emutrain binary)");
-  return b;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using emu::testing::slurp;
+using Result = emu::testing::CliResult;
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::vector<std::string> out;
@@ -61,40 +52,10 @@ std::vector<std::string> split(const std::string& line) {
 
 // Starts `emutrain args...` in its own process group, output into files under `dir`.
 pid_t spawn(const std::vector<std::string>& args, const std::string& dir) {
-  const std::string bin = binary();
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    FILE* o = std::freopen((dir + "/stdout.txt").c_str(), "w", stdout);
-    FILE* e = std::freopen((dir + "/stderr.txt").c_str(), "w", stderr);
-    if (!o || !e) _exit(126);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(bin.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    setenv("CI", "true", 1);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
+  return emu::testing::spawn_cli(args, dir, /*own_group=*/true);
 }
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
 Result run_cli(const std::vector<std::string>& args, const std::string& dir) {
-  pid_t pid = spawn(args, dir);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir + "/stdout.txt");
-  r.err = slurp(dir + "/stderr.txt");
-  return r;
+  return emu::testing::wait_cli(spawn(args, dir), dir);
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
