@@ -52,6 +52,10 @@
 //                      ascending, a masked position a zero term (2; draws at row * mac_site_count(S, chunk) +
 //                      site); probs_j = R_out(e_j / sum) (4), the exact quotient; masked probs_j = +0
 //                      exactly; a row with every position masked is all +0.
+// attention_softmax_forward_fn: attention_softmax_forward with its exp given by `exp` (the policy's
+//                      functions.softmax_exp): exact gives attention_softmax_forward's bits; pwl evaluates
+//                      e_j = R_out(R_out(slope_k d_j) + intercept_k) (product stage 6, sum stage 1;
+//                      numerics/pwl.h). The backward is attention_softmax_backward on these probs.
 // attention_softmax_backward: probs, gprobs (N,H,T,S), key_padding (N,S) or null -> gs (N,H,T,S).
 //                      out = the grads format. Per row: dot = reduction over j ascending of gprobs_j *
 //                      probs_j (0; masked probs are zero terms); unmasked t_j = R_out(gprobs_j - dot) (1),
@@ -73,6 +77,7 @@ constexpr uint32_t kExp = 1;     // e_j = R(exp(d_j))
 constexpr uint32_t kSum = 2;     // sum_j e_j (a reduction)
 constexpr uint32_t kResult = 4;  // probs_j = R(e_j / sum)
 constexpr uint32_t kScale = 5;   // z_j = R(s_j * scale)
+constexpr uint32_t kPwlMul = 6;  // R(slope_k * d_j) of a pwl exp (numerics/pwl.h)
 // Backward.
 constexpr uint32_t kReduce = 0;     // dot = sum_j gprobs_j probs_j
 constexpr uint32_t kStep1 = 1;      // R(gprobs_j - dot)
@@ -110,6 +115,10 @@ EMU_HD bool attention_masked(const float* key_padding_row, bool causal, int64_t 
     (const MacPolicy& p, float scale, bool causal, const Tensor& s, const Tensor* key_padding,            \
      Tensor& probs, DrawKey key),                                                                         \
     (p, scale, causal, s, key_padding, probs, key))                                                       \
+  X(attention_softmax_forward_fn,                                                                         \
+    (const MacPolicy& p, const FunctionApprox& exp, float scale, bool causal, const Tensor& s,             \
+     const Tensor* key_padding, Tensor& probs, DrawKey key),                                              \
+    (p, exp, scale, causal, s, key_padding, probs, key))                                                  \
   X(attention_softmax_backward,                                                                           \
     (const MacPolicy& p, float scale, bool causal, const Tensor& probs, const Tensor& gprobs,             \
      const Tensor* key_padding, Tensor& gs, DrawKey key),                                                 \

@@ -74,14 +74,9 @@ Tensor attention(const Module& m, const Tensor& q, const Tensor& k, const Tensor
   Tensor scores = Tensor::zeros({N, H, T, S}, q.device());
   be.attention_scores(cn.mac, H, qr, kr, scores, at_stage(fwd, stage::kScores));
   Tensor probs = Tensor::zeros({N, H, T, S}, q.device());
-  // The masked softmax op has no exp parameter yet (core/backend_ops_attention.h):
-  // refuse a pwl softmax_exp rather than silently computing the exact one.
-  if (n.function(Function::SoftmaxExp).pwl())
-    throw std::invalid_argument(fmt::format(
-        "{}: functions.softmax_exp '{}' is not supported in attention yet (only exact); it is in Softmax layers",
-        m.path(), describe(n.function(Function::SoftmaxExp))));
-  be.attention_softmax_forward(cn.mac, scale, o.causal, scores, mask_p, probs,
-                               at_stage(fwd, stage::kSoftmax));
+  // The policy's softmax_exp (exact or pwl) even under layer-level emulation, as Softmax layers.
+  be.attention_softmax_forward_fn(cn.mac, n.function(Function::SoftmaxExp), scale, o.causal, scores, mask_p,
+                                  probs, at_stage(fwd, stage::kSoftmax));
   // Taken once, here, so that the backward drops the same weights even if the step advances.
   const bool dropping = o.training && o.dropout > 0.0f;
   const DrawKey mask_key = draw_key(m, DrawSite::Dropout);

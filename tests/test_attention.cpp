@@ -476,6 +476,48 @@ TEST_CASE("the attention ops equal literal loops in every policy and thread coun
   }
 }
 
+// A pwl softmax_exp (numerics/pwl.h) in attention: the same bits as the Softmax op's pwl exp on
+// unmasked rows (both evaluate e_j = R(R(slope_k d_j) + intercept_k)), different bits from the exact
+// exp, and the layer uses it. Formats without :sr (the two ops number their pwl draw stages apart).
+TEST_CASE("attention evaluates a pwl softmax_exp as the Softmax op does", "[attention]") {
+  const int64_t rows = 12, C = 9;
+  for (const NumericsPolicy& base : attention_policies()) {
+    const LayerNumerics plain = base.resolve("attn");
+    if (is_stochastic(plain.out())) continue;
+    NumericsPolicy p = base;
+    p.set("functions.softmax_exp", "pwl:4");
+    const LayerNumerics n = p.resolve("attn");
+    INFO(n.describe());
+    Tensor x = rich_tensor({rows, C}, 63);
+    Tensor xq = Tensor::zeros({rows, C});
+    cpu_backend().quantize(n.out(), x, xq, DrawKey{});
+    const DrawKey key{3, 778};
+    const FunctionApprox& exp = n.function(Function::SoftmaxExp);
+    REQUIRE(exp.pwl());
+    Tensor want = Tensor::zeros({rows, C}), got = Tensor::zeros({1, 2, rows / 2, C});
+    Tensor exact = Tensor::zeros({1, 2, rows / 2, C});
+    cpu_backend().softmax_forward_fn(n.mac, false, exp, xq, want, key);
+    cpu_backend().attention_softmax_forward_fn(n.mac, exp, 1.0f, false, xq.view({1, 2, rows / 2, C}), nullptr,
+                                               got, key);
+    cpu_backend().attention_softmax_forward(n.mac, 1.0f, false, xq.view({1, 2, rows / 2, C}), nullptr, exact,
+                                            key);
+    CHECK(mismatch(got.to_vector(), want.to_vector()) == "");
+    CHECK(mismatch(got.to_vector(), exact.to_vector()) != "");
+  }
+  // The layer takes the policy's softmax_exp: its output differs from the exact policy's.
+  MultiheadAttention exact_attn(8, 2), pwl_attn(8, 2);
+  exact_attn.initialize(65);
+  pwl_attn.initialize(65);
+  NumericsPolicy pp = policy({{"format", "bf16"}});
+  exact_attn.apply_numerics(pp);
+  pp.set("functions.softmax_exp", "pwl:2");
+  pwl_attn.apply_numerics(pp);
+  const Tensor q = test::random_tensor({2, 5, 8}, 64, -3, 3);
+  NoGradGuard no_grad;
+  const Tensor a = exact_attn.forward(q), b = pwl_attn.forward(q);
+  CHECK(mismatch(a.to_vector(), b.to_vector()) != "");
+}
+
 TEST_CASE("the masked softmax is softmax_forward/backward where nothing is masked", "[attention]") {
   const int64_t rows = 12, C = 9;
   for (const NumericsPolicy& p : attention_policies()) {

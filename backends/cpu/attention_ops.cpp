@@ -167,8 +167,8 @@ SoftmaxShape softmax_shape(const char* op, const Tensor& s, const Tensor* key_pa
 }
 
 template <class A>
-void softmax_rows(A a, const MacPolicy& p, float scale, const SoftmaxShape& sh, bool native, const float* s,
-                  float* y, DrawKey key, int64_t r0, int64_t r1) {
+void softmax_rows(A a, const MacPolicy& p, const FunctionApprox& exp, float scale, const SoftmaxShape& sh,
+                  bool native, const float* s, float* y, DrawKey key, int64_t r0, int64_t r1) {
   using namespace attention_site;
   const int64_t S = sh.S;
   const MacRounding sum(plain_sum_policy(p));
@@ -201,7 +201,8 @@ void softmax_rows(A a, const MacPolicy& p, float scale, const SoftmaxShape& sh, 
         continue;
       }
       a.at(static_cast<uint64_t>(r * S + j));
-      e[j] = a.round(fn_exp(a.sub(yr[j], m, kSub)), kExp);
+      const float d = a.sub(yr[j], m, kSub);
+      e[j] = exp.pwl() ? pwl_value(exp, a, d, kExp, kPwlMul) : a.round(fn_exp(d), kExp);
     }
     double total;
     if (native) {
@@ -323,6 +324,13 @@ void CpuBackend::attention_context_transposed(const MacPolicy& p, int64_t heads,
 // s (N,H,T,S), key_padding (N,S) or null -> probs (N,H,T,S)
 void CpuBackend::attention_softmax_forward(const MacPolicy& p, float scale, bool causal, const Tensor& s,
                                            const Tensor* key_padding, Tensor& probs, DrawKey key) {
+  attention_softmax_forward_fn(p, FunctionApprox{}, scale, causal, s, key_padding, probs, key);
+}
+
+// s (N,H,T,S), key_padding (N,S) or null -> probs (N,H,T,S), exp exact or pwl
+void CpuBackend::attention_softmax_forward_fn(const MacPolicy& p, const FunctionApprox& exp, float scale,
+                                              bool causal, const Tensor& s, const Tensor* key_padding,
+                                              Tensor& probs, DrawKey key) {
   const char* op = "attention_softmax_forward";
   const Tensor mask = key_padding ? key_padding->contiguous() : Tensor();
   const SoftmaxShape sh = softmax_shape(op, s, key_padding, mask, causal);
@@ -335,9 +343,9 @@ void CpuBackend::attention_softmax_forward(const MacPolicy& p, float scale, bool
   const ElementArith arith(p.out, key.seed, key.stream);
   cpu_parallel_for(sh.N * sh.H * sh.T, row_grain(sh.S), threads_, [&](int64_t r0, int64_t r1) {
     if (fast)
-      softmax_rows(Fp32Arith{}, p, scale, sh, true, sp, yp, key, r0, r1);
+      softmax_rows(Fp32Arith{}, p, exp, scale, sh, true, sp, yp, key, r0, r1);
     else
-      softmax_rows(arith, p, scale, sh, native, sp, yp, key, r0, r1);
+      softmax_rows(arith, p, exp, scale, sh, native, sp, yp, key, r0, r1);
   });
 }
 
