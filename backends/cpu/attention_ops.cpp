@@ -19,6 +19,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/reduce_arith.h"
+#include "backends/cpu/row_ops.h"
 
 namespace emu {
 namespace {
@@ -117,32 +118,7 @@ Dims weights_dims(const char* op, const Tensor& a, const Tensor& other, int64_t 
 
 // --- masked softmax --------------------------------------------------------
 
-constexpr int64_t kGrainElements = int64_t{1} << 14;
-
-int64_t row_grain(int64_t S) { return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, S)); }
-
-// A sum accumulated in p's acc, left in the accumulator's own format.
-MacPolicy plain_sum_policy(const MacPolicy& p) {
-  MacPolicy s = p;
-  s.mul_exact = true;
-  s.out = p.chunk > 0 ? p.acc_outer : p.acc;
-  return s;
-}
-
-bool native_sum(const MacPolicy& p) { return is_plain_fp32(p.acc) && p.chunk == 0; }
-
-bool native_dot(const MacPolicy& p) {
-  return !p.mul_exact && is_plain_fp32(p.mul) && native_sum(p) && is_plain_fp32(p.out);
-}
-
-struct RowDraws {
-  uint64_t seed, stream, base;
-  uint32_t operator()(uint64_t site) const { return philox_draw(seed, stream, base + site); }
-};
-
-RowDraws row_draws(DrawKey key, uint32_t site, int64_t row, int64_t K, int chunk) {
-  return RowDraws{key.seed, key.stream + site, static_cast<uint64_t>(row) * mac_site_count(K, chunk)};
-}
+using namespace cpu_rows;
 
 struct SoftmaxShape {
   int64_t N, H, T, S;

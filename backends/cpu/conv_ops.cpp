@@ -19,10 +19,13 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/reduce_arith.h"
+#include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
 
 namespace emu {
 namespace {
+
+using cpu_rows::direct_reduce;
 
 using cpu_reduce::parallel_for;
 using cpu_reduce::resolve_threads;
@@ -87,22 +90,6 @@ void check_result(const char* op, const char* what, const Tensor& t, const Shape
   if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
-// mac_reduce per output o in [0, outputs) with draws at o * sites + site; `terms(o, a, b)` writes the K
-// operand pairs of output o in canonical order and returns its bias (or null).
-template <class Terms>
-void direct_reduce(const MacPolicy& p, int64_t outputs, int64_t K, DrawKey key, int threads, float* out,
-                   const Terms& terms) {
-  const uint64_t sites = mac_site_count(K, p.chunk);
-  parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
-    std::vector<float> a(static_cast<size_t>(K)), b(static_cast<size_t>(K));
-    for (int64_t o = o0; o < o1; ++o) {
-      const float* bias = terms(o, a.data(), b.data());
-      const uint64_t base = static_cast<uint64_t>(o) * sites;
-      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
-      out[o] = static_cast<float>(mac_reduce(p, a.data(), b.data(), K, bias, draw));
-    }
-  });
-}
 
 // im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the
 // flattened (ci, kh, kw) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.

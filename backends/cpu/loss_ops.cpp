@@ -33,6 +33,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/row_ops.h"
 
 namespace emu {
 
@@ -40,9 +41,9 @@ namespace emu {
 
 namespace {
 
-constexpr int64_t kGrainElements = int64_t{1} << 14;
+using cpu_rows::kGrainElements;
+using cpu_rows::row_grain;
 
-int64_t row_grain(int64_t C) { return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, C)); }
 
 struct SiteDraws {
   uint64_t seed, stream, base;

@@ -19,10 +19,14 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/reduce_arith.h"
+#include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
 
 namespace emu {
 namespace {
+
+using cpu_rows::direct_reduce;
+using cpu_rows::row_grain;
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 
@@ -94,8 +98,6 @@ class OneTermSum {
   bool native_;
 };
 
-// Rows of at least ~16K floats per thread task.
-int64_t row_grain(int64_t row_floats) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_floats, 1)); }
 
 // ---------------------------------------------------------------------------
 // Conv1d geometry and packing
@@ -147,22 +149,6 @@ Conv1dGeom conv1d_geom(const char* op, const Conv1dParams& cp, const Shape& xs, 
   return g;
 }
 
-// mac_reduce per output o in [0, outputs) with draws at o * sites + site; `terms(o, a, b)` writes the K
-// operand pairs of output o in canonical order and returns its bias (or null).
-template <class Terms>
-void direct_reduce(const MacPolicy& p, int64_t outputs, int64_t K, DrawKey key, int threads, float* out,
-                   const Terms& terms) {
-  const uint64_t sites = mac_site_count(K, p.chunk);
-  parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
-    std::vector<float> a(static_cast<size_t>(K)), b(static_cast<size_t>(K));
-    for (int64_t o = o0; o < o1; ++o) {
-      const float* bias = terms(o, a.data(), b.data());
-      const uint64_t base = static_cast<uint64_t>(o) * sites;
-      auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
-      out[o] = static_cast<float>(mac_reduce(p, a.data(), b.data(), K, bias, draw));
-    }
-  });
-}
 
 // im2col of group grp: rows r in [r0, r1) of the flattened (n, ol), columns c in [c0, c1) of the
 // flattened (ci, k) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.

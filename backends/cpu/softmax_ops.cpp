@@ -26,6 +26,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/row_ops.h"
 
 namespace emu {
 
@@ -33,37 +34,7 @@ namespace emu {
 
 namespace {
 
-constexpr int64_t kGrainElements = int64_t{1} << 14;
-
-int64_t row_grain(int64_t C) { return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, C)); }
-
-// A plain sum (products with 1 are exact) accumulated in p's acc, the result
-// left in the accumulator's own format (acc_outer when chunked).
-MacPolicy plain_sum_policy(const MacPolicy& p) {
-  MacPolicy s = p;
-  s.mul_exact = true;
-  s.out = p.chunk > 0 ? p.acc_outer : p.acc;
-  return s;
-}
-
-// Whether native binary32 additions give the sum's bits: acc fp32, no chunks.
-bool native_sum(const MacPolicy& p) { return is_plain_fp32(p.acc) && p.chunk == 0; }
-
-// Whether native binary32 multiply-adds give the dot product's bits (with the
-// zero-operand skip): mul fp32 (rounded), acc fp32, out fp32, no chunks.
-bool native_dot(const MacPolicy& p) {
-  return !p.mul_exact && is_plain_fp32(p.mul) && native_sum(p) && is_plain_fp32(p.out);
-}
-
-// Draws of the reduction over row `row` of length K under site stream `stream`.
-struct RowDraws {
-  uint64_t seed, stream, base;
-  uint32_t operator()(uint64_t site) const { return philox_draw(seed, stream, base + site); }
-};
-
-RowDraws row_draws(DrawKey key, uint32_t site, int64_t row, int64_t K, int chunk) {
-  return RowDraws{key.seed, key.stream + site, static_cast<uint64_t>(row) * mac_site_count(K, chunk)};
-}
+using namespace cpu_rows;
 
 // sum_j v_j in the sum policy's acc as mac_reduce with b = 1 (zero terms skipped).
 double row_sum(const MacRounding& sum, bool native, const float* v, const float* ones, int64_t C,
