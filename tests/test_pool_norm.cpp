@@ -37,20 +37,9 @@ using emu::test::policy;
 
 namespace {
 
-// Values with full 24-bit significands over a few binades, some exact zeros.
+// Values over 4 binades around 1, 5% zeros (test_util.h rich_tensor).
 Tensor rich_tensor(const Shape& shape, uint64_t seed, double zero_fraction = 0.05) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (float& x : v) {
-    if (u(rng) < zero_fraction) {
-      x = 0.0f;
-      continue;
-    }
-    const float m = 1.0f + static_cast<float>(rng() & 0x7fffff) * 0x1p-23f;
-    x = std::ldexp(m, static_cast<int>(rng() % 4) - 2) * ((rng() & 1) ? -1.0f : 1.0f);
-  }
-  return Tensor::from_vector(shape, v);
+  return test::rich_tensor(shape, seed, {zero_fraction, 4, -2, false});
 }
 
 // Distinct values 0.05 apart in random order: no two within a finite-difference step of each other.
