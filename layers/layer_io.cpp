@@ -79,9 +79,9 @@ Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, Dra
 }
 
 Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key, const ReadLayout& layout) {
-  // The rounding stays element-wise read_as (which rows a block grads format should use
-  // is the block-format reads' decision); `layout` places the N:M groups.
-  Tensor r = read_as(n.grads, g, key);
+  // `layout` (the rows of the grad-input reduction) places a block grads format's blocks
+  // and the N:M groups alike (docs/block_formats.md, docs/sparsity.md).
+  Tensor r = read_as(n.grads, g, key, layout);
   const SparsitySpec& s = m.numerics().sparsity;
   if (s.on_grads()) {
     // Scored on the gradient itself: it has no other dense copy.

@@ -123,6 +123,32 @@ TEST_CASE("Linear reading weights and activations in mxfp8_e4m3 equals a per-blo
   CHECK(same_bits(y, want));
 }
 
+// The incoming gradient is read in blocks along the grad-input reduction (output channels at each
+// position), the rows read_grad's layout names, not along the last dimension (W).
+TEST_CASE("Conv2d reads its incoming gradient in blocks along output channels at each position",
+          "[blocks][conv2d]") {
+  const int64_t C_out = 40, H = 2, W = 3;  // 40 channels: a block of 32 and a partial block of 8
+  auto conv = std::make_shared<Conv2d>(2, C_out, 1);
+  conv->initialize(11);
+  conv->apply_numerics(policy_of({{"grads", "mxfp4"}}));
+  Tensor x = test::random_tensor({2, 2, H, W}, 12, -2, 2).set_requires_grad(true);
+  const Tensor gy = test::random_tensor({2, C_out, H, W}, 13, -4, 4);
+  conv->forward(x).backward(gy);
+  // The same conv in fp32, its backward fed the gradient quantized per (n, h, w) channel vector.
+  auto plain = std::make_shared<Conv2d>(2, C_out, 1);
+  plain->weight.copy_from(conv->weight);
+  plain->bias.copy_from(conv->bias);
+  auto plain_grad = [&](const std::vector<float>& g) {
+    Tensor xp = Tensor::from_vector(x.shape(), x.to_vector()).set_requires_grad(true);
+    plain->forward(xp).backward(Tensor::from_vector({2, C_out, H, W}, g));
+    return xp.grad().to_vector();
+  };
+  const std::vector<float> along_channels = mx_reference(gy.to_vector(), 2, C_out, H * W, 2, 1, false);
+  const std::vector<float> along_w = mx_reference(gy.to_vector(), 2 * C_out * H, W, 1, 2, 1, false);
+  CHECK(same_bits(x.grad().to_vector(), plain_grad(along_channels)));
+  CHECK_FALSE(same_bits(x.grad().to_vector(), plain_grad(along_w)));
+}
+
 TEST_CASE("Conv2d reads activations in blocks along input channels at each position", "[blocks][conv2d]") {
   // 1x1 kernel over 40 input channels: the reduction is the channel vector at each (h, w).
   const int64_t C = 40, H = 2, W = 3;
