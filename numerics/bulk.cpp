@@ -10,12 +10,11 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "numerics/bulk_ieee.h"
 #include "numerics/format_spec.h"
+#include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
 
@@ -26,11 +25,13 @@ namespace {
 constexpr size_t kTile = 2048;
 
 // Loops over the scalar functions cost 10-50 ns per element, so they take a
-// thread for far fewer elements than the bit kernel (BulkOptions::min_per_thread).
-constexpr size_t kScalarMinPerThread = size_t{1} << 14;
+// thread for far fewer elements than the bit kernel (BulkOptions::min_per_thread):
+// the element-wise grain of the CPU thread pool.
+constexpr size_t kScalarMinPerThread = static_cast<size_t>(kGrainElements);
 
-// Runs body(chunk, lo, hi) over [0, n) split into `threads` contiguous chunks
-// (chunk = 0 .. threads-1), the first in the calling thread. Chunk starts are
+// Runs body(chunk, lo, hi) over [0, n) split into at most `threads` contiguous
+// non-empty chunks (chunk = 0, 1, ...) on the CPU thread pool
+// (numerics/parallel_for.h), the first in the calling thread. Chunk starts are
 // multiples of 16 elements (one cache line of floats) when chunks are large.
 template <class Body>
 void run_chunks(size_t n, unsigned threads, const Body& body) {
@@ -40,19 +41,11 @@ void run_chunks(size_t n, unsigned threads, const Body& body) {
   }
   size_t per = (n + threads - 1) / threads;
   if (per >= 1024) per = (per + 15) / 16 * 16;
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  for (unsigned t = 1; t < threads; ++t) {
-    size_t lo = std::min(n, per * t), hi = std::min(n, lo + per);
-    if (lo >= hi) continue;
-    try {
-      workers.emplace_back([&body, t, lo, hi] { body(t, lo, hi); });
-    } catch (const std::system_error&) {
-      body(t, lo, hi);  // no thread to be had: do the chunk here
-    }
-  }
-  body(0u, size_t{0}, std::min(n, per));
-  for (std::thread& w : workers) w.join();
+  const size_t chunks = (n + per - 1) / per;  // <= threads; rounding `per` up can leave the last ones empty
+  parallel_parts(static_cast<int>(chunks), [&](int chunk) {
+    const size_t lo = per * static_cast<size_t>(chunk);
+    body(static_cast<unsigned>(chunk), lo, std::min(n, lo + per));
+  });
 }
 
 // Room for the draws of one tile: whole Philox blocks around it.
@@ -187,7 +180,7 @@ size_t encode_impl(const Format& f, const float* in, Code* codes, size_t n, cons
 }  // namespace
 
 unsigned bulk_thread_count(size_t n, const BulkOptions& opt, size_t default_min_per_thread) {
-  const size_t most = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t most = opt.threads != 0 ? opt.threads : static_cast<size_t>(resolve_threads(0));
   const size_t min_per_thread =
       std::max<size_t>(1, opt.min_per_thread != 0 ? opt.min_per_thread : default_min_per_thread);
   return static_cast<unsigned>(std::max<size_t>(1, std::min(most, n / min_per_thread)));

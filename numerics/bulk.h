@@ -18,17 +18,18 @@
 namespace emu {
 
 // The fewest elements of the IEEE bit kernel worth a thread of their own:
-// about 0.4 ms of work, well above the cost of starting a thread and waking a
+// about 0.4 ms of work, well above the cost of waking a pool thread and its
 // core (docs/performance.md).
 constexpr size_t kBulkMinPerThread = size_t{1} << 20;
 
 struct BulkOptions {
-  // Worker threads, each taking one contiguous chunk: at most `threads`
-  // (0 = std::thread::hardware_concurrency()), and no more than give every
-  // thread `min_per_thread` elements, so that a thread's work outweighs
-  // starting it. min_per_thread = 0 picks the path's default: kBulkMinPerThread
-  // for the IEEE bit kernel, 16Ki for loops over the scalar functions. Tests
-  // and benchmarks set min_per_thread = 1 to get exactly `threads` chunks.
+  // Threads of the CPU thread pool (numerics/parallel_for.h), each taking one
+  // contiguous chunk: at most `threads` (0 = std::thread::hardware_concurrency()),
+  // and no more than give every thread `min_per_thread` elements, so that a
+  // thread's work outweighs waking it. min_per_thread = 0 picks the path's
+  // default: kBulkMinPerThread for the IEEE bit kernel, kGrainElements (16Ki)
+  // for loops over the scalar functions. Tests and benchmarks set
+  // min_per_thread = 1 to get exactly `threads` chunks.
   unsigned threads = 0;
   size_t min_per_thread = 0;
   // Stochastic rounding (:sr) only: element i draws

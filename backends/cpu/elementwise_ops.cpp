@@ -1,5 +1,5 @@
-// Activations and the element-wise add on the CPU; also the chunked thread loop
-// that the element-wise op files share (cpu_parallel_for).
+// Activations and the element-wise add on the CPU, threaded over contiguous
+// chunks of elements (cpu_parallel_for: the CPU thread pool).
 //
 // Each op has a plain fp32 fast path (Fp32Arith: native binary32 operations,
 // vectorisable) and the general path (ElementArith: exact operations rounded
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -18,28 +17,7 @@
 
 namespace emu {
 
-// Runs body(lo, hi) over [0, n) in contiguous chunks, one per thread, each of at
-// least `grain` elements (fewer threads for small n); the first chunk runs in the
-// calling thread. threads <= 0: hardware concurrency. Results must not depend on
-// the split: every element's draws are keyed by its index.
-void cpu_parallel_for(int64_t n, int64_t grain, int threads, const std::function<void(int64_t, int64_t)>& body) {
-  if (n <= 0) return;
-  int64_t t = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  t = std::min<int64_t>(t, std::max<int64_t>(1, n / std::max<int64_t>(1, grain)));
-  if (t <= 1) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(t - 1));
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&body, n, t, w] { body(n * w / t, n * (w + 1) / t); });
-  body(0, n / t);
-  for (std::thread& w : workers) w.join();
-}
-
 namespace {
-
-constexpr int64_t kGrain = int64_t{1} << 14;  // elements per thread at least
 
 void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
@@ -117,13 +95,13 @@ void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, c
   const bool plain = is_plain_fp32(out);
   if (fn.pwl() && kind != Activation::Relu) {
     const ElementArith arith(out, key.seed, key.stream);
-    cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+    cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
       if (plain) pwl_values(Fp32Arith{}, fn, xp, yp, lo, hi);
       else pwl_values(arith, fn, xp, yp, lo, hi);
     });
     return;
   }
-  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     switch (kind) {
       case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
       case Activation::Gelu: activation_values<Activation::Gelu>(xp, yp, lo, hi); break;
@@ -153,7 +131,7 @@ void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, 
   const bool plain = is_plain_fp32(g);
   const ElementArith arith(g, key.seed, key.stream);
   const bool pwl = fn.pwl() && kind != Activation::Relu;
-  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     if (pwl && plain) pwl_grads(Fp32Arith{}, fn, xp, gp, out, lo, hi);
     else if (pwl) pwl_grads(arith, fn, xp, gp, out, lo, hi);
     else if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
@@ -170,7 +148,7 @@ void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor&
   float* out = y.data();
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, key.seed, key.stream);
-  cpu_parallel_for(a.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+  cpu_parallel_for(a.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) add_values(Fp32Arith{}, ap, bp, out, lo, hi);
     else add_values(arith, ap, bp, out, lo, hi);
   });

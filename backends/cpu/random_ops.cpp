@@ -1,4 +1,4 @@
-// Dropout on the CPU: masks from keyed Philox draws (NUMERICS.md section 6), so
+// Dropout on the CPU: masks from keyed Philox draws (docs/contract.md section 6), so
 // every backend and thread count drops the same elements.
 #include <fmt/format.h>
 
@@ -9,12 +9,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 namespace emu {
-
-// backends/cpu/elementwise_ops.cpp
-
 namespace {
-
-constexpr int64_t kGrain = int64_t{1} << 14;
 
 // Elements [lo, hi): draws come a Philox block (four consecutive indices) at a
 // time, so each block is computed once.
@@ -50,7 +45,7 @@ void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x,
   const uint64_t threshold = dropout_threshold(p);
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, round_key.seed, round_key.stream);
-  cpu_parallel_for(x.numel(), kGrain, threads_, [&](int64_t lo, int64_t hi) {
+  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
     if (plain) dropout_range(Fp32Arith{}, threshold, scale, xp, yp, mask_key, lo, hi);
     else dropout_range(arith, threshold, scale, xp, yp, mask_key, lo, hi);
   });

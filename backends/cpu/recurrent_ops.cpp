@@ -6,6 +6,8 @@
 // fast paths for common policies, thread-count independent; strided rows, so
 // nothing is copied), then the element-wise cell (lstm_cell_forward /
 // gru_cell_forward of the op header) over the N*H units, threaded over units.
+// Both run on the CPU thread pool (numerics/parallel_for.h): no step starts a
+// thread.
 // Backward mirrors it step by step in the opposite order, then runs the input,
 // weight and bias reductions over the whole sequence. Each element's arithmetic
 // depends only on its own index, so neither threads nor the split change a bit.
@@ -110,8 +112,8 @@ int64_t step_time(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 -
 GemmDraws gemm_draws(DrawKey step, uint32_t site) { return GemmDraws{step.seed, step.stream + site}; }
 
 // Threads for a gemm of M*N*K multiply-adds: one below a quarter million, where
-// starting threads (every call, every step) costs more than it saves. Results
-// never depend on it.
+// waking the CPU thread pool (every call, twice a step) costs more than it
+// saves. Results never depend on it.
 int gemm_threads(int threads, int64_t M, int64_t N, int64_t K) {
   return M * N * K < (int64_t{1} << 18) ? 1 : threads;
 }

@@ -1,41 +1,24 @@
-// Shared arithmetic of the CPU pooling and batch-norm ops: thread splitting
-// and the reduction/rounding helpers (plain fp32 through native operations,
-// IEEE-like formats through numerics/fast_round.h, everything else through
-// numerics/round.h), each proven equal to the scalar definitions by the tests.
+// Shared arithmetic of the CPU pooling and batch-norm ops: thread splitting (the CPU thread pool's,
+// numerics/parallel_for.h) and the reduction/rounding helpers (plain fp32 through native operations,
+// IEEE-like formats through numerics/fast_round.h, everything else through numerics/round.h), each
+// proven equal to the scalar definitions by the tests.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "numerics/fast_round.h"
+#include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 
 namespace emu::cpu_reduce {
 
-inline int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  unsigned h = std::thread::hardware_concurrency();
-  return h ? static_cast<int>(h) : 1;
-}
-
 // fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
-template <class Fn>
-inline void parallel_for(int64_t n, int threads, int64_t grain, const Fn& fn) {
-  if (n <= 0) return;
-  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
-  if (t <= 1) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&fn, n, t, w] { fn(n * w / t, n * (w + 1) / t); });
-  fn(int64_t{0}, n / t);
-  for (std::thread& th : workers) th.join();
-}
+using ::emu::parallel_for;
+using ::emu::resolve_threads;
 
 inline float canonical(float v) { return v != v ? static_cast<float>(quiet_nan()) : v; }
 inline bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v; }
@@ -116,7 +99,7 @@ class Rounder {
   bool native_;
 };
 
-// Reductions of NUMERICS.md section 4 left in the last accumulator's format (acc, or acc_outer with
+// Reductions of docs/contract.md section 4 left in the last accumulator's format (acc, or acc_outer with
 // chunks): sums (mul exact, every b_k = 1) or products a_k * b_k under p.mul. Output o draws at index
 // o * sites + site. Plain fp32 runs binary32 operations, IEEE-like formats without :sr the fast
 // rounding kernel with mac_reduce's steps; everything else calls mac_reduce.

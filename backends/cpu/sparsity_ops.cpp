@@ -42,7 +42,7 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
   Tensor sc = s.contiguous();
   const float* sp = sc.data();
   float* mp = mask.data();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / l.len);
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / l.len);
   cpu_parallel_for(l.rows(), grain, threads_, [&](int64_t lo, int64_t hi) {
     uint64_t keys[kMaxGroup];
     int64_t idx[kMaxGroup];
