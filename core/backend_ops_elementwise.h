@@ -259,7 +259,7 @@ struct MacRounding {
 };
 
 // Arithmetic of the element-wise kernels in one storage format f: each
-// operation's exact result rounded once into f (NUMERICS.md section 3). Site s
+// operation's exact result rounded once into f (docs/contract.md section 3). Site s
 // of the current element (`at(i)`) draws philox_draw(seed, stream + s, i) under
 // :sr. Operands are binary32 values; `b` of div_wide may be an accumulator value.
 struct ElementArith {

@@ -18,16 +18,19 @@
 //    reduction's output o (row-major in its result) at o * mac_site_count(K,
 //    chunk) + site as gemm does (pooling: K = the largest window, or the largest
 //    number of windows covering one input).
-//  * Conv: OH = (H + 2 pad_h - KH) / stride_h + 1, OW likewise; G = groups,
-//    C_in/G and C_out/G channels per group; padding positions are zero operands.
+//  * Conv: tap (kh, kw) of output (oh, ow) reads input (oh*stride_h - pad_h + kh*dilation_h,
+//    ow*stride_w - pad_w + kw*dilation_w); OH = (H + 2 pad_h - dilation_h (KH - 1) - 1) / stride_h + 1
+//    (floor), OW likewise; G = groups, C_in/G and C_out/G channels per group; padding positions are
+//    zero operands. Conv1d is this op with H = KH = 1: x (N,C_in,1,L), w (C_out,C_in/G,1,KL).
 //  * Pool: OH = (H + 2 pad_h - kernel_h) / stride_h + 1 (floor; no ceil mode).
 //
 // conv2d_forward:     x (N,C_in,H,W), w (C_out,C_in/G,KH,KW), bias (C_out) or null -> y (N,C_out,OH,OW).
 //                     Reduction over (ci of the group, kh, kw), K = C_in/G*KH*KW; bias added in the
 //                     reduction (acc = R(acc + bias)); y = R_out(acc).
 // conv2d_grad_input:  gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W). Reduction over
-//                     (co of the group, kh, kw), K = C_out/G*KH*KW; a position whose output pixel does
-//                     not exist (outside, or off the stride grid) is a zero operand.
+//                     (co of the group, kh, kw), K = C_out/G*KH*KW; the term of (co, kh, kw) is gy at the
+//                     output pixel whose tap (kh, kw) reads (ih, iw), a zero operand where none exists
+//                     (outside, or off the stride grid).
 // conv2d_grad_weight: x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW). Reduction over
 //                     (n, oh, ow), K = N*OH*OW.
 // channel_sum:        x (N,C,S) -> y (C): y[c] = R_out(sum over (n, s) of x[n,c,s]).

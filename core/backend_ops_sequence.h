@@ -1,5 +1,6 @@
 // Op family: sequence (index gathers and scatter-sums for Embedding,
-// index_select and step picking, Conv1d with dilation, global pooling over time).
+// index_select and step picking, global pooling over time). Conv1d has no op of
+// its own: it runs the Conv2d ops (core/backend_ops_nn.h) on (N, C, 1, L).
 // The arithmetic each op defines is written down in docs/layers_sequence.md; the
 // CPU reference is backends/cpu/sequence_ops.cpp.
 //
@@ -25,15 +26,6 @@
 //                occurrences (k-th occurrence = term k, so chunks count occurrences); s never
 //                selected, or s == skip (skip >= 0: Embedding's padding_idx), gives R_out(+0) = +0.
 //                Site stride K = P (stage 0).
-// conv1d_forward:     x (N,C_in,L), w (C_out,C_in/G,KL), bias (C_out) or null -> y (N,C_out,OL),
-//                     OL = (L + 2 pad - dil (KL - 1) - 1) / stride + 1 (floor). Reduction over (ci of the
-//                     group, k), K = C_in/G*KL, the term of (ci, k) is x[n, ci, ol*stride - pad + k*dil]
-//                     (a zero operand outside [0, L)); bias added in the reduction; y = R_out(acc).
-// conv1d_grad_input:  gy (N,C_out,OL), w -> gx (N,C_in,L). Reduction over (co of the group, k),
-//                     K = C_out/G*KL; the term of (co, k) is gy[n, co, ol] with ol*stride = l + pad - k*dil,
-//                     a zero operand where no such ol exists (outside, or off the stride grid).
-// conv1d_grad_weight: x (N,C_in,L), gy (N,C_out,OL) -> gw (C_out,C_in/G,KL). Reduction over (n, ol),
-//                     K = N*OL; padding positions are zero operands.
 // Temporal pools: time_dim 2: x (N,C,L); time_dim 1: x (N,L,C); y (N,C). mask (N,L) or null: step t of
 // sequence n takes part when mask[n,t] != 0 (null: every step); a sequence without a valid step is an error.
 // temporal_avg_pool_forward:  y[n,c] = R_out(S / cnt_n) with S = sum of x[n,c,t] over the valid t,
@@ -50,33 +42,12 @@
 
 #include "core/backend_types.h"
 
-namespace emu {
-
-struct Conv1dParams {
-  int stride = 1;
-  int padding = 0;
-  int dilation = 1;
-  int groups = 1;
-};
-
-}  // namespace emu
-
 #define EMU_OPS_SEQUENCE(X)                                                                                        \
   X(index_gather, (const Format& out, const Tensor& index, const Tensor& x, Tensor& y, DrawKey key),               \
     (out, index, x, y, key))                                                                                       \
   X(index_sum,                                                                                                     \
     (const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src, Tensor& dst, DrawKey key),          \
     (p, index, skip, src, dst, key))                                                                               \
-  X(conv1d_forward,                                                                                                \
-    (const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, \
-     DrawKey key),                                                                                                 \
-    (p, cp, x, w, bias, y, key))                                                                                   \
-  X(conv1d_grad_input,                                                                                             \
-    (const MacPolicy& p, const Conv1dParams& cp, const Tensor& gy, const Tensor& w, Tensor& gx, DrawKey key),      \
-    (p, cp, gy, w, gx, key))                                                                                       \
-  X(conv1d_grad_weight,                                                                                            \
-    (const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& gy, Tensor& gw, DrawKey key),      \
-    (p, cp, x, gy, gw, key))                                                                                       \
   X(temporal_avg_pool_forward,                                                                                     \
     (const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask, Tensor& y, DrawKey key),               \
     (p, time_dim, x, mask, y, key))                                                                                \

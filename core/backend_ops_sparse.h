@@ -5,8 +5,8 @@
 // spmm:            a (R x K CSR, core/csr.h), b (K, N), bias (N) or null -> c (R, N):
 //                    c[i][j] = mac_reduce(p, terms, bias[j]) over the terms
 //                    (a.values[e], b[a.col_idx[e]][j]) for e = row_ptr[i] .. row_ptr[i+1)-1,
-//                  i.e. the stored entries of row i in ascending column index (NUMERICS.md
-//                  section 4, "graph aggregation": neighbours in ascending source id). Only stored
+//                  i.e. the stored entries of row i in ascending column index (docs/contract.md
+//                  section 4.2, "graph aggregation": neighbours in ascending source id). Only stored
 //                  entries are terms: K_i = the row's stored-entry count, and chunk boundaries
 //                  (chunk: C) cut every C stored entries; a stored zero is a term that mac_reduce
 //                  skips (it keeps its place in the chunk count). An empty row gives R_out(+0)

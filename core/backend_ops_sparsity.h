@@ -1,4 +1,4 @@
-// Op family: sparsity (N:M masks, NUMERICS.md section 5; docs/sparsity.md). The
+// Op family: sparsity (N:M masks, docs/contract.md section 5.2; docs/sparsity.md). The
 // CPU reference is backends/cpu/sparsity_ops.cpp.
 //
 // nm_mask:    s (any shape, numel = p.layout.numel()) -> mask (same shape, contiguous):

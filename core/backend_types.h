@@ -18,9 +18,12 @@ struct DrawKey {
   uint64_t stream = 0;
 };
 
+// Conv2d: kernel tap (kh, kw) of output (oh, ow) reads input (oh*stride_h - pad_h + kh*dilation_h,
+// ow*stride_w - pad_w + kw*dilation_w). Conv1d is Conv2d with H = KH = 1 (layers/conv1d.h).
 struct Conv2dParams {
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1;
   int groups = 1;
 };
 

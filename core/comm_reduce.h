@@ -1,4 +1,4 @@
-// Grad-weight reductions of a data-parallel run (docs/parallel.md, NUMERICS.md section 4).
+// Grad-weight reductions of a data-parallel run (docs/parallel.md, docs/contract.md section 4).
 //
 // A data-parallel run over N ranks is the single-process run in which every
 // reduction over batch rows (Linear/Conv2d/GCN grad-weight and bias-grad) is

@@ -1,7 +1,7 @@
 // CsrMatrix: a sparse matrix in compressed-sparse-row form, for graph
 // adjacency and sparse features (Cora's bag-of-words). Column indices are
 // ascending within each row, which is the canonical order of every sparse
-// reduction (NUMERICS.md section 4: ascending column index per row).
+// reduction (docs/contract.md section 4.2: ascending column index per row).
 //
 // The helpers below build, check and transform matrices on the host (values on
 // the CPU); docs/layers_graph.md says what each computes. None of them rounds

@@ -1,6 +1,6 @@
 // Stream numbers for the random draws of layers: a pure function of the layer's
 // path, the op site inside the layer and the training step, computed on the
-// host, so the CPU and CUDA backends draw the same bits (NUMERICS.md section 6).
+// host, so the CPU and CUDA backends draw the same bits (docs/contract.md section 6.3).
 #pragma once
 
 #include <cstdint>

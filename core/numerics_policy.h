@@ -1,5 +1,5 @@
 // Numerics policies: which formats a layer reads, multiplies, accumulates and
-// writes in (NUMERICS.md sections 4 and 5), chosen per module by name globs.
+// writes in (docs/contract.md sections 4 and 5), chosen per module by name globs.
 //
 //   NumericsPolicy p;                          // plain fp32 everywhere
 //   p.set("format", "e5m2");                   // weights, activations, grads, mul, acc, out

@@ -1,4 +1,4 @@
-// N:M masks on tensors (NUMERICS.md section 5; docs/sparsity.md): the mask of a
+// N:M masks on tensors (docs/contract.md section 5.2; docs/sparsity.md): the mask of a
 // read is scored from the dense master copy and applied to the value read, at
 // every read, so the pattern can change every step and the master keeps
 // training densely. The arithmetic is the backend's nm_mask / apply_mask ops

@@ -1,4 +1,4 @@
-// What an N:M sparsity policy asks for (NUMERICS.md section 5; docs/sparsity.md):
+// What an N:M sparsity policy asks for (docs/contract.md section 5.2; docs/sparsity.md):
 // keep N of every M consecutive elements along a row of the reduction, scored
 // by magnitude, a Philox draw or a user function, on the weights, the incoming
 // gradients or both. Kept in LayerNumerics, so it is chosen per module by the

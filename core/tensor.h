@@ -2,7 +2,7 @@
 // plus the autograd metadata (core/autograd.h) that training needs.
 //
 // A Tensor is a handle: copies share the same TensorImpl, views share the same
-// Storage. Emulated values travel in binary32 (NUMERICS.md section 1), so
+// Storage. Emulated values travel in binary32 (docs/contract.md section 1.1), so
 // float32 is the only element type.
 #pragma once
 

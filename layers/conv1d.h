@@ -1,15 +1,20 @@
 // Conv1d: 1-D convolution (cross-correlation, as PyTorch's Conv1d), with dilation.
 //   x: (N, C_in, L) -> y: (N, C_out, OL), OL = (L + 2 padding - dilation (KL - 1) - 1) / stride + 1;
 //   weight: (C_out, C_in / groups, KL); bias: (C_out)
-// Forward reduces over (in-channel of the group, kernel tap) then adds the bias, grad-input over
+// Conv1d is Conv2d with H = KH = 1: it runs the Conv2d ops on (N, C_in, 1, L) with a 1 x KL kernel,
+// so forward reduces over (in-channel of the group, kernel tap) then adds the bias, grad-input over
 // (out-channel of the group, kernel tap), grad-weight over (batch, output position), each ascending
-// (NUMERICS.md section 4, as Conv2d); padding positions are zero operands. docs/layers_sequence.md.
+// (docs/contract.md section 4.2, as Conv2d); padding positions are zero operands. docs/layers_sequence.md.
 #pragma once
 
-#include "core/backend_ops_sequence.h"  // Conv1dParams
+#include "core/backend_types.h"
 #include "core/module.h"
 
 namespace emu {
+
+// The Conv2d parameters of a 1-D convolution along W (H = KH = 1: stride 1, padding 0, dilation 1
+// along H).
+Conv2dParams conv1d_params(int stride, int padding, int dilation, int groups);
 
 class Conv1d : public Module {
  public:
@@ -22,12 +27,12 @@ class Conv1d : public Module {
 
   int64_t in_channels, out_channels;
   int kernel;
-  Conv1dParams params;  // stride, padding, dilation, groups
+  Conv2dParams params;  // conv1d_params(stride, padding, dilation, groups)
   Tensor weight, bias;  // bias undefined when built without one
 };
 
 // The op itself, for layers that hold their weights elsewhere. `m` gives the numerics, the path of the
-// draw keys and the step.
-Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv1dParams& params);
+// draw keys and the step; `params` as conv1d_params gives them.
+Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& params);
 
 }  // namespace emu

@@ -1,5 +1,5 @@
 // What every layer does around its arithmetic: read tensors into the policy's
-// formats (NUMERICS.md section 5), pick the numerics a computation runs in
+// formats (docs/contract.md section 5.1), pick the numerics a computation runs in
 // (op-level or layer-level emulation), and key its random draws.
 #pragma once
 

@@ -5,7 +5,7 @@
 // Per layer l and direction d: weight_ih_l<l>[_reverse] (4H, I_l), weight_hh (4H, H),
 // bias (4H) (one bias per gate, PyTorch's b_ih + b_hh), gates in the order i, f, g, o.
 // Gate pre-activations reduce over the input features, then the hidden features,
-// then add the bias (NUMERICS.md section 4); the cell's element-wise order, the
+// then add the bias (docs/contract.md section 4.2); the cell's element-wise order, the
 // backward reductions and the draws are in docs/layers_recurrent.md.
 #pragma once
 

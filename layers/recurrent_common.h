@@ -63,7 +63,7 @@ RecurrentOutput run_recurrent(const Module& m, const RecurrentOptions& o, bool w
                               const Tensor& lengths_or_mask, const RecurrentCell& cell);
 
 // The operands of one layer and direction read into the policy's formats
-// (NUMERICS.md section 5), G = gates per unit.
+// (docs/contract.md section 5.1), G = gates per unit.
 struct RecurrentReads {
   Tensor x;           // (N,T,I), activations format
   Tensor h0, c0;      // (N,H), activations format (c0 undefined for the GRU)

@@ -14,7 +14,7 @@
 
 namespace emu {
 
-// Which policy formats read the two operands (NUMERICS.md section 5).
+// Which policy formats read the two operands (docs/contract.md section 5.1).
 enum class SparseOperands : uint8_t {
   // a is a constant of the layer (a normalised adjacency): its values are read in
   // `weights`, like BatchNorm's running statistics in evaluation; b is the

@@ -2,7 +2,8 @@
 // spec string (format_spec.h), passed by value into CPU loops and CUDA kernels.
 //
 // Formats are never template parameters: one binary serves any recipe, and the
-// number of CUDA kernel instantiations stays small (TOOLCHAIN.md).
+// number of CUDA kernel instantiations stays small (one per kernel, not one per
+// format: compile time and binary size do not grow with the formats offered).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ enum class Rounding : uint8_t {
   Up,           // :rup, toward +Inf
   Down,         // :rdn, toward -Inf
   NearestAway,  // :rna, ties away from zero
-  Stochastic,   // :sr, see docs/numerics.md "Stochastic rounding"
+  Stochastic,   // :sr, see docs/contract.md section 2.4
 };
 
 // What the top exponent of an IEEE-like format holds.
@@ -91,6 +92,27 @@ struct Format {
   // as fp32, and only whole-tensor reads quantize per block.
   BlockSpec block;
 };
+
+// Equal formats: every field equal, the derived constants and the block descriptor included (a
+// block format is never equal to its binary32 carrier). Parsed specs that alias each other
+// ("fp16", "e5m10") give equal formats.
+EMU_HD bool operator==(const BlockSpec& a, const BlockSpec& b) {
+  return a.kind == b.kind && a.size == b.size && a.elem_family == b.elem_family &&
+         a.elem_specials == b.elem_specials && a.elem_rounding == b.elem_rounding &&
+         a.elem_subnormals == b.elem_subnormals && a.elem_sign_magnitude == b.elem_sign_magnitude &&
+         a.elem_exp_bits == b.elem_exp_bits && a.elem_man_bits == b.elem_man_bits && a.elem_nbits == b.elem_nbits &&
+         a.elem_frac_bits == b.elem_frac_bits;
+}
+EMU_HD bool operator!=(const BlockSpec& a, const BlockSpec& b) { return !(a == b); }
+
+EMU_HD bool operator==(const Format& a, const Format& b) {
+  return a.family == b.family && a.rounding == b.rounding && a.specials == b.specials &&
+         a.subnormals == b.subnormals && a.saturate == b.saturate && a.accumulator_only == b.accumulator_only &&
+         a.exp_bits == b.exp_bits && a.man_bits == b.man_bits && a.nbits == b.nbits && a.es == b.es &&
+         a.frac_bits == b.frac_bits && a.bias == b.bias && a.emin == b.emin && a.max_finite == b.max_finite &&
+         a.min_positive == b.min_positive && a.min_normal == b.min_normal && a.block == b.block;
+}
+EMU_HD bool operator!=(const Format& a, const Format& b) { return !(a == b); }
 
 EMU_HD bool is_block(const Format& f) { return f.block.kind != BlockKind::None; }
 

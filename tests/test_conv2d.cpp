@@ -1,8 +1,8 @@
 // Conv2d (layers/conv2d.h, backends/cpu/conv_ops.cpp):
-//  - finite-difference gradients in plain fp32 (stride, padding, groups, bias);
+//  - finite-difference gradients in plain fp32 (stride, padding, dilation, groups, bias);
 //  - forward, grad-input, grad-weight and grad-bias under emulated formats equal,
-//    bit for bit, literal loops over the canonical orders of NUMERICS.md section 4
-//    (with chunks, bias, stochastic rounding and its draw numbering);
+//    bit for bit, literal loops over the canonical orders of docs/contract.md section 4
+//    (with chunks, bias, dilation, stochastic rounding and its draw numbering);
 //  - reads: `weights: fp8_e4m3` multiplies with e4m3-rounded weights;
 //  - plain fp32 equals a naive binary32 loop.
 #include <catch2/catch.hpp>
@@ -40,20 +40,26 @@ struct Case {
   int64_t N, C_in, H, W, C_out;
   int KH, KW, sh, sw, ph, pw, groups;
   bool bias;
+  int dh = 1, dw = 1;  // dilation
   Conv2dParams params() const {
     Conv2dParams p;
     p.stride_h = sh, p.stride_w = sw, p.pad_h = ph, p.pad_w = pw, p.groups = groups;
+    p.dilation_h = dh, p.dilation_w = dw;
     return p;
   }
-  int64_t OH() const { return (H + 2 * ph - KH) / sh + 1; }
-  int64_t OW() const { return (W + 2 * pw - KW) / sw + 1; }
+  // PyTorch's output size: the dilated kernel spans d (K - 1) + 1 input positions.
+  int64_t OH() const { return (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1; }
+  int64_t OW() const { return (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1; }
+  // The input position tap kh (kw) of output oh (ow) reads.
+  int64_t ih(int64_t oh, int64_t kh) const { return oh * sh - ph + kh * dh; }
+  int64_t iw(int64_t ow, int64_t kw) const { return ow * sw - pw + kw * dw; }
   int64_t Cig() const { return C_in / groups; }
   int64_t Cog() const { return C_out / groups; }
   std::string name() const {
     return "x (" + std::to_string(N) + "," + std::to_string(C_in) + "," + std::to_string(H) + "," + std::to_string(W) +
            ") k " + std::to_string(KH) + "x" + std::to_string(KW) + " s " + std::to_string(sh) + "x" +
            std::to_string(sw) + " p " + std::to_string(ph) + "x" + std::to_string(pw) + " g " +
-           std::to_string(groups) + (bias ? " bias" : "");
+           std::to_string(groups) + " d " + std::to_string(dh) + "x" + std::to_string(dw) + (bias ? " bias" : "");
   }
 };
 
@@ -63,6 +69,14 @@ const Case kCases[] = {
     {3, 4, 5, 5, 4, 3, 3, 2, 2, 1, 1, 4, false},  // depthwise, stride 2
     {2, 6, 4, 4, 3, 1, 1, 2, 2, 0, 0, 3, true},   // 1x1, stride 2, groups 3
     {1, 2, 5, 6, 2, 5, 3, 1, 2, 2, 1, 1, true},   // wide kernel, padding 2
+};
+
+// Dilated cases (N, C_in, H, W, C_out, KH, KW, sh, sw, ph, pw, groups, bias, dh, dw).
+const Case kDilatedCases[] = {
+    {2, 3, 7, 8, 4, 3, 3, 1, 1, 2, 2, 1, true, 2, 2},   // same-size 3x3 at dilation 2
+    {2, 4, 9, 7, 6, 3, 2, 2, 1, 1, 0, 2, true, 3, 2},   // strided, rectangular, two groups, 3x2 dilation
+    {3, 4, 8, 8, 4, 2, 3, 2, 3, 1, 2, 4, false, 4, 1},  // depthwise, dilation along H only
+    {1, 2, 5, 9, 2, 1, 4, 1, 2, 0, 3, 1, true, 5, 2},   // 1-row kernel (dilation_h unused), wide padding
 };
 
 struct Operands {
@@ -77,7 +91,7 @@ Operands operands(const Case& c, uint64_t seed) {
   return o;
 }
 
-// NUMERICS.md section 4 for one output, written out: positions k = 0, 1, ... arrive in the
+// docs/contract.md section 4 for one output, written out: positions k = 0, 1, ... arrive in the
 // canonical order through term(a, b) (a padding position is a zero operand); :sr draws at
 // base + site with the sites of numerics/mac.h.
 struct LiteralMac {
@@ -135,7 +149,7 @@ std::vector<float> literal_forward(const Case& c, const LayerNumerics& nm, const
           for (int64_t ci = 0; ci < c.Cig(); ++ci)
             for (int64_t kh = 0; kh < c.KH; ++kh)
               for (int64_t kw = 0; kw < c.KW; ++kw) {
-                const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                const int64_t ih = c.ih(oh, kh), iw = c.iw(ow, kw);
                 const float wv = quantize(nm.weights, w[((co * c.Cig() + ci) * c.KH + kh) * c.KW + kw]);
                 if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) {
                   mac.term(0.0f, wv);  // padding
@@ -153,23 +167,24 @@ std::vector<float> literal_forward(const Case& c, const LayerNumerics& nm, const
 // Grad-input: gx[n][ci][ih][iw] over (co of the group, kh, kw); a position whose output pixel
 // does not exist is a zero operand.
 std::vector<float> literal_grad_input(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
-                                      const Operands& o) {
+                                      const Operands& o, DrawKey key = {}) {
   const std::vector<float> w = o.w.to_vector();
   MacPolicy p = nm.mac;
   p.out = nm.grads;
   std::vector<float> gx;
   const int64_t K = c.Cog() * c.KH * c.KW;
+  uint64_t out_index = 0;
   for (int64_t n = 0; n < c.N; ++n)
     for (int64_t ci = 0; ci < c.C_in; ++ci)
       for (int64_t ih = 0; ih < c.H; ++ih)
         for (int64_t iw = 0; iw < c.W; ++iw) {
-          LiteralMac mac(p, K, {}, 0);
+          LiteralMac mac(p, K, key, out_index++);
           const int64_t g = ci / c.Cig(), cl = ci % c.Cig();
           for (int64_t co = g * c.Cog(); co < (g + 1) * c.Cog(); ++co)
             for (int64_t kh = 0; kh < c.KH; ++kh)
               for (int64_t kw = 0; kw < c.KW; ++kw) {
                 const float wv = quantize(nm.weights, w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw]);
-                const int64_t th = ih + c.ph - kh, tw = iw + c.pw - kw;
+                const int64_t th = ih + c.ph - kh * c.dh, tw = iw + c.pw - kw * c.dw;
                 if (th < 0 || tw < 0 || th % c.sh || tw % c.sw || th / c.sh >= c.OH() || tw / c.sw >= c.OW()) {
                   mac.term(0.0f, wv);
                   continue;
@@ -183,23 +198,24 @@ std::vector<float> literal_grad_input(const Case& c, const LayerNumerics& nm, co
 
 // Grad-weight: gw[co][ci][kh][kw] over (n, oh, ow).
 std::vector<float> literal_grad_weight(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
-                                       const Operands& o) {
+                                       const Operands& o, DrawKey key = {}) {
   const std::vector<float> x = o.x.to_vector();
   MacPolicy p = nm.mac;
   p.out = nm.grads;
   std::vector<float> gw;
   const int64_t K = c.N * c.OH() * c.OW();
+  uint64_t out_index = 0;
   for (int64_t co = 0; co < c.C_out; ++co)
     for (int64_t cl = 0; cl < c.Cig(); ++cl)
       for (int64_t kh = 0; kh < c.KH; ++kh)
         for (int64_t kw = 0; kw < c.KW; ++kw) {
-          LiteralMac mac(p, K, {}, 0);
+          LiteralMac mac(p, K, key, out_index++);
           const int64_t ci = co / c.Cog() * c.Cig() + cl;
           for (int64_t n = 0; n < c.N; ++n)
             for (int64_t oh = 0; oh < c.OH(); ++oh)
               for (int64_t ow = 0; ow < c.OW(); ++ow) {
                 const float gv = gq[((n * c.C_out + co) * c.OH() + oh) * c.OW() + ow];
-                const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
+                const int64_t ih = c.ih(oh, kh), iw = c.iw(ow, kw);
                 if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) {
                   mac.term(gv, 0.0f);
                   continue;
@@ -212,14 +228,15 @@ std::vector<float> literal_grad_weight(const Case& c, const LayerNumerics& nm, c
 }
 
 // Grad-bias: a plain sum over (n, oh, ow) with mul exact (sum_mac), rounded to the grads format.
-std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq) {
+std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
+                                     DrawKey key = {}) {
   MacPolicy p = nm.mac;
   p.out = nm.grads;
   p.mul_exact = true;
   std::vector<float> gb;
   const int64_t K = c.N * c.OH() * c.OW();
   for (int64_t co = 0; co < c.C_out; ++co) {
-    LiteralMac mac(p, K, {}, 0);
+    LiteralMac mac(p, K, key, static_cast<uint64_t>(co));
     for (int64_t n = 0; n < c.N; ++n)
       for (int64_t s = 0; s < c.OH() * c.OW(); ++s) mac.term(gq[(n * c.C_out + co) * c.OH() * c.OW() + s], 1.0f);
     gb.push_back(mac.result(nullptr));
@@ -231,6 +248,7 @@ std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, con
 std::shared_ptr<Conv2d> make_conv(const Case& c, const NumericsPolicy& p, const Operands& o) {
   auto m = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw), c.groups,
                                     c.bias);
+  m->params.dilation_h = c.dh, m->params.dilation_w = c.dw;
   m->apply_numerics(p);
   m->weight.copy_from(o.w);
   if (c.bias) m->bias.copy_from(o.b);
@@ -256,11 +274,15 @@ Run run_layer(Conv2d& m, const Tensor& x_values, const Tensor& gy) {
   return r;
 }
 
-void check_literal(const NumericsPolicy& p, uint64_t seed) {
-  for (const Case& c : kCases) {
+// Forward and backward of every case through the layer against the literal loops, with the draw keys
+// of the layer's sites (the reads must not draw: grads, weights and activations deterministic).
+template <size_t Count>
+void check_literal(const NumericsPolicy& p, uint64_t seed, const Case (&cases)[Count], uint64_t run_seed = 0) {
+  for (const Case& c : cases) {
     INFO(c.name());
     const Operands o = operands(c, seed);
     auto m = make_conv(c, p, o);
+    m->context().seed = run_seed;
     const LayerNumerics& nm = m->numerics();
     INFO(nm.describe());
     const Tensor gy = rich_tensor({c.N, c.C_out, c.OH(), c.OW()}, seed + 7);
@@ -268,16 +290,20 @@ void check_literal(const NumericsPolicy& p, uint64_t seed) {
     CHECK(mismatch(r.y, literal_forward(c, nm, o, draw_key(*m, DrawSite::Forward))) == "");
     std::vector<float> gq = gy.to_vector();
     for (float& v : gq) v = quantize(nm.grads, v);
-    CHECK(mismatch(r.gx, literal_grad_input(c, nm, gq, o)) == "");
-    CHECK(mismatch(r.gw, literal_grad_weight(c, nm, gq, o)) == "");
-    if (c.bias) CHECK(mismatch(r.gb, literal_grad_bias(c, nm, gq)) == "");
+    CHECK(mismatch(r.gx, literal_grad_input(c, nm, gq, o, draw_key(*m, DrawSite::GradInput))) == "");
+    CHECK(mismatch(r.gw, literal_grad_weight(c, nm, gq, o, draw_key(*m, DrawSite::GradWeight))) == "");
+    if (c.bias) CHECK(mismatch(r.gb, literal_grad_bias(c, nm, gq, draw_key(*m, DrawSite::GradBias))) == "");
   }
 }
+
+void check_literal(const NumericsPolicy& p, uint64_t seed) { check_literal(p, seed, kCases); }
 
 }  // namespace
 
 TEST_CASE("conv2d gradients match finite differences in fp32") {
-  for (const Case& c : kCases) {
+  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+  cases.insert(cases.end(), std::begin(kDilatedCases), std::end(kDilatedCases));
+  for (const Case& c : cases) {
     INFO(c.name());
     Conv2d m(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw), c.groups, c.bias);
     const Conv2dParams cp = c.params();
@@ -324,6 +350,31 @@ TEST_CASE("conv2d with stochastic rounding equals the literal loops with the doc
     m->context().step = 4;
     CHECK(mismatch(m->forward(o.x).to_vector(), want) != "");
   }
+}
+
+TEST_CASE("dilated conv2d forward, grad-input and grad-weight equal the literal loops") {
+  // Packed GEMM paths (im2col and the grad-input gather with dilation), with chunks and narrow grads.
+  check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), 1100, kDilatedCases);
+  check_literal(policy({{"mul", "e5m10"}, {"acc", "bf16"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "e5m10"}}), 1200,
+                kDilatedCases);
+  // The direct path with every draw at its documented site.
+  check_literal(policy({{"mul", "e5m10:sr"}, {"acc", "e5m10:sr"}, {"chunk", "5"}, {"acc_outer", "bf16:sr"},
+                        {"out", "bf16:sr"}, {"grads", "bf16"}}),
+                1300, kDilatedCases, 77);
+}
+
+TEST_CASE("conv2d rejects a dilation below 1 and a dilated kernel larger than the padded input") {
+  const Case c = kDilatedCases[0];
+  Conv2d m(c.C_in, c.C_out, Size2(c.KH, c.KW));
+  m.params.dilation_w = 4;  // spans 9 columns: the 8 of x do not hold it
+  CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, c.C_in, 9, 8})), Catch::Contains("smaller than the dilated kernel"));
+  CHECK_NOTHROW(m.forward(Tensor::zeros({1, c.C_in, 9, 9})));
+  Tensor y = Tensor::zeros({1, c.C_out, 7, 7});
+  Conv2dParams bad;
+  bad.dilation_h = 0;
+  CHECK_THROWS_WITH(cpu_backend().conv2d_forward(MacPolicy{}, bad, Tensor::zeros({1, c.C_in, 9, 9}),
+                                                 Tensor::zeros({c.C_out, c.C_in, 3, 3}), nullptr, y, {}),
+                    Catch::Contains("dilations"));
 }
 
 TEST_CASE("conv2d weights fp8_e4m3 multiplies with e4m3-rounded weights") {

@@ -1,7 +1,7 @@
 // Format spec strings (numerics/format_spec.h) and format properties
 // (numerics/format_info.h).
 //
-// Every alias and family parses to the fields NUMERICS.md section 2 gives it;
+// Every alias and family parses to the fields docs/contract.md section 2.1 gives it;
 // format_name(parse(s)) parses back to an equal Format and printing is
 // idempotent; every error names the offending token; accumulator-only formats
 // are accepted by the parser and refused by require_storage with a message
@@ -22,16 +22,6 @@ using emu::Rounding;
 using emu::Specials;
 
 namespace {
-
-// Every field, derived constants included.
-bool same_format(const Format& a, const Format& b) {
-  return a.family == b.family && a.rounding == b.rounding && a.specials == b.specials &&
-         a.subnormals == b.subnormals && a.saturate == b.saturate &&
-         a.accumulator_only == b.accumulator_only && a.exp_bits == b.exp_bits && a.man_bits == b.man_bits &&
-         a.nbits == b.nbits && a.es == b.es && a.frac_bits == b.frac_bits && a.bias == b.bias &&
-         a.emin == b.emin && a.max_finite == b.max_finite && a.min_positive == b.min_positive &&
-         a.min_normal == b.min_normal;
-}
 
 // The message of the FormatError that parse_format(spec) throws ("" if none).
 std::string parse_error(const std::string& spec) {
@@ -104,10 +94,28 @@ TEST_CASE("aliases and families parse to their fields", "[format_spec]") {
   CHECK(x.frac_bits == 8);
   CHECK(x.saturate);
   CHECK(x.max_finite == 127.99609375);
-  CHECK(same_format(parse_format("int8"), parse_format("fixed8_0")));
-  CHECK(same_format(parse_format("fp16"), parse_format("e5m10")));
-  CHECK(same_format(parse_format("fp64"), parse_format("e11m52")));
-  CHECK_FALSE(same_format(parse_format("e4m3"), parse_format("fp8_e4m3")));
+  CHECK(parse_format("int8") == parse_format("fixed8_0"));
+  CHECK(parse_format("fp16") == parse_format("e5m10"));
+  CHECK(parse_format("fp64") == parse_format("e11m52"));
+  CHECK_FALSE(parse_format("e4m3") == parse_format("fp8_e4m3"));
+}
+
+TEST_CASE("format equality compares every field, block descriptors included", "[format_spec]") {
+  CHECK(parse_format("mxfp8_e4m3") == parse_format("mxfp8_e4m3"));
+  CHECK(parse_format("fp16") != parse_format("fp16:sr"));
+  CHECK(parse_format("fp16") != parse_format("fp16:nosub"));
+  CHECK(parse_format("fp16") != parse_format("fp16:sat"));
+  CHECK(parse_format("posit16_1") != parse_format("posit16_2"));
+  CHECK(parse_format("fixed16_8") != parse_format("fixed16_8:wrap"));
+  // A block format has the fields of its binary32 carrier; only the block descriptor tells them apart.
+  CHECK(parse_format("mxfp8_e4m3") != parse_format("fp32"));
+  CHECK(parse_format("mxfp8_e4m3") != parse_format("mxfp8_e5m2"));
+  CHECK(parse_format("mxfp8_e4m3") != parse_format("mxfp8_e4m3:sr"));
+  CHECK(parse_format("bfp8_b16") != parse_format("bfp8_b32"));
+  // The derived constants count too.
+  Format f = parse_format("e5m10");
+  f.max_finite = 1024.0;
+  CHECK(f != parse_format("e5m10"));
 }
 
 TEST_CASE("modifiers set their fields", "[format_spec]") {
@@ -136,7 +144,7 @@ TEST_CASE("canonical names parse back to equal formats; printing is idempotent",
       Format f = parse_format(spec);
       const std::string name = format_name(f);
       Format g = parse_format(name);
-      CHECK(same_format(f, g));
+      CHECK(f == g);
       CHECK(format_name(g) == name);
       ++checked;
     }

@@ -1,4 +1,4 @@
-// Conv1d (layers/conv1d.h, backends/cpu/sequence_ops.cpp):
+// Conv1d (layers/conv1d.h: the Conv2d ops of backends/cpu/conv_ops.cpp on (N, C, 1, L)):
 //  - finite-difference gradients in plain fp32 (stride, padding, dilation, groups, bias);
 //  - an output element equals, bit for bit, `emutrain calc --batch` dot lines of the same operands
 //    in canonical order under mul e5m10 / acc e5m10;
@@ -19,6 +19,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "calc/batch.h"
 #include "core/autograd.h"
 #include "layers/conv1d.h"
 #include "layers/conv2d.h"
@@ -28,7 +29,6 @@
 #include "numerics/round.h"
 #include "tests/grad_check.h"
 #include "tests/test_util.h"
-#include "tools/calc_batch.h"
 
 using namespace emu;
 using emu::test::mismatch;
@@ -45,11 +45,7 @@ struct Case {
   int64_t N, C_in, L, C_out;
   int KL, stride, pad, dil, groups;
   bool bias;
-  Conv1dParams params() const {
-    Conv1dParams p;
-    p.stride = stride, p.padding = pad, p.dilation = dil, p.groups = groups;
-    return p;
-  }
+  Conv2dParams params() const { return conv1d_params(stride, pad, dil, groups); }
   int64_t OL() const { return (L + 2 * pad - dil * (KL - 1) - 1) / stride + 1; }
   int64_t Cig() const { return C_in / groups; }
   int64_t Cog() const { return C_out / groups; }
@@ -238,7 +234,7 @@ TEST_CASE("conv1d gradients match finite differences in fp32", "[conv1d]") {
   for (const Case& c : kCases) {
     INFO(c.name());
     Conv1d m(c.C_in, c.C_out, c.KL, c.stride, c.pad, c.dil, c.groups, c.bias);
-    const Conv1dParams cp = c.params();
+    const Conv2dParams cp = c.params();
     Tensor x = test::random_tensor({c.N, c.C_in, c.L}, 11).set_requires_grad(true);
     Tensor w = test::random_tensor({c.C_out, c.Cig(), c.KL}, 12).set_requires_grad(true);
     Tensor b = c.bias ? test::random_tensor({c.C_out}, 13).set_requires_grad(true) : Tensor();
@@ -482,8 +478,8 @@ TEST_CASE("conv1d rejects shapes that do not fit", "[conv1d]") {
   CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, 4, 2})), Catch::Contains("shorter than the dilated kernel"));
   CHECK_THROWS_AS(Conv1d(4, 5, 3, 1, 1, 1, 2), std::invalid_argument);
   CHECK_THROWS_AS(Conv1d(4, 4, 3, 1, 1, 0), std::invalid_argument);
-  Tensor y = Tensor::zeros({1, 6, 5});
-  CHECK_THROWS_WITH(cpu_backend().conv1d_forward(MacPolicy{}, Conv1dParams{}, Tensor::zeros({1, 4, 9}),
-                                                 Tensor::zeros({6, 4, 3}), nullptr, y, {}),
+  Tensor y = Tensor::zeros({1, 6, 1, 5});
+  CHECK_THROWS_WITH(cpu_backend().conv2d_forward(MacPolicy{}, conv1d_params(1, 0, 1, 1), Tensor::zeros({1, 4, 1, 9}),
+                                                 Tensor::zeros({6, 4, 1, 3}), nullptr, y, {}),
                     Catch::Contains("y has shape"));
 }

@@ -18,12 +18,14 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
 
 namespace emu {
 namespace {
 
+using cpu_checks::check_result;
 using cpu_reduce::parallel_for;
 using cpu_reduce::resolve_threads;
 
@@ -94,13 +96,6 @@ int64_t head_dim(const char* op, const char* what, const Tensor& t, int64_t head
     throw std::invalid_argument(fmt::format("{}: {} of shape {} is not (N, L, {} heads x D)", op, what,
                                             shape_string(t.shape()), heads));
   return t.dim(2) / heads;
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
 // a (N,H,T,S) and a (N, L, H*D) operand that must agree with it.

@@ -1,4 +1,5 @@
 // conv2d_forward, conv2d_grad_input, conv2d_grad_weight and channel_sum on the CPU.
+// Conv1d runs these ops too, on (N, C, 1, L) with a 1 x K kernel (layers/conv1d.h).
 //
 // Each convolution is a set of GEMMs over packed operands (im2col for the
 // forward and grad-weight, a strided gather of gy for grad-input), run by
@@ -18,6 +19,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
@@ -25,45 +27,57 @@
 namespace emu {
 namespace {
 
+using cpu_checks::check_result;
+using cpu_checks::check_shape;
 using cpu_rows::direct_reduce;
+using cpu_rows::draws_random;
 
 using cpu_reduce::parallel_for;
 using cpu_reduce::resolve_threads;
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
 
-bool draws_random(const MacPolicy& p) {
-  return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||
-         (p.chunk > 0 && is_stochastic(p.acc_outer));
-}
-
 struct ConvGeom {
   int64_t N, C_in, H, W, C_out, KH, KW, OH, OW, G, Cig, Cog;
-  int64_t sh, sw, ph, pw;
+  int64_t sh, sw, ph, pw, dh, dw;
   int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
   int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
   int64_t ohw() const { return OH * OW; }
   Shape x_shape() const { return {N, C_in, H, W}; }
   Shape w_shape() const { return {C_out, Cig, KH, KW}; }
   Shape y_shape() const { return {N, C_out, OH, OW}; }
+  // The input row (column) that tap kh (kw) of output row oh (column ow) reads; may lie in the padding.
+  int64_t input_h(int64_t oh, int64_t kh) const { return oh * sh - ph + kh * dh; }
+  int64_t input_w(int64_t ow, int64_t kw) const { return ow * sw - pw + kw * dw; }
+  bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
+  // The output row (column) whose tap kh (kw) reads input row ih (column iw), or -1: outside, or off
+  // the stride grid.
+  int64_t output_h(int64_t ih, int64_t kh) const { return on_grid(ih + ph - kh * dh, sh, OH); }
+  int64_t output_w(int64_t iw, int64_t kw) const { return on_grid(iw + pw - kw * dw, sw, OW); }
+  static int64_t on_grid(int64_t t, int64_t stride, int64_t out) {
+    return t >= 0 && t % stride == 0 && t / stride < out ? t / stride : -1;
+  }
 };
 
 [[noreturn]] void bad_shapes(const char* op, const Conv2dParams& cp, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, groups {}): {}", op, cp.stride_h,
-                                          cp.stride_w, cp.pad_h, cp.pad_w, cp.groups, what));
+  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, dilation {}x{}, groups {}): {}", op,
+                                          cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, cp.dilation_h,
+                                          cp.dilation_w, cp.groups, what));
 }
 
 // The geometry from the input and weight shapes; checks the parameters.
 ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
   if (xs.size() != 4 || ws.size() != 4)
     bad_shapes(op, cp, fmt::format("x {} and w {} must both have 4 dimensions", shape_string(xs), shape_string(ws)));
-  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.groups < 1)
-    bad_shapes(op, cp, "strides and groups must be >= 1, padding >= 0");
+  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.dilation_h < 1 || cp.dilation_w < 1 ||
+      cp.groups < 1)
+    bad_shapes(op, cp, "strides, dilations and groups must be >= 1, padding >= 0");
   ConvGeom g{};
   g.N = xs[0], g.C_in = xs[1], g.H = xs[2], g.W = xs[3];
   g.C_out = ws[0], g.KH = ws[2], g.KW = ws[3];
   g.G = cp.groups;
   g.sh = cp.stride_h, g.sw = cp.stride_w, g.ph = cp.pad_h, g.pw = cp.pad_w;
+  g.dh = cp.dilation_h, g.dw = cp.dilation_w;
   if (g.C_in % g.G || g.C_out % g.G)
     bad_shapes(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
   g.Cig = g.C_in / g.G;
@@ -71,25 +85,15 @@ ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, cons
   if (ws[1] != g.Cig || g.KH < 1 || g.KW < 1)
     bad_shapes(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KH, KW))", shape_string(ws),
                                    shape_string(xs), g.C_out, g.Cig));
-  const int64_t eh = g.H + 2 * g.ph - g.KH, ew = g.W + 2 * g.pw - g.KW;
+  // The dilated kernel spans d (K - 1) + 1 input positions.
+  const int64_t eh = g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1, ew = g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1;
   if (eh < 0 || ew < 0)
-    bad_shapes(op, cp, fmt::format("kernel {}x{} larger than the padded input of x {}", g.KH, g.KW, shape_string(xs)));
+    bad_shapes(op, cp, fmt::format("dilated kernel {}x{} larger than the padded input of x {}", g.dh * (g.KH - 1) + 1,
+                                   g.dw * (g.KW - 1) + 1, shape_string(xs)));
   g.OH = eh / g.sh + 1;
   g.OW = ew / g.sw + 1;
   return g;
 }
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()),
-                                            shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
-
 
 // im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the
 // flattened (ci, kh, kw) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
@@ -102,8 +106,8 @@ void im2col(const ConvGeom& g, const float* x, int64_t grp, int64_t r0, int64_t 
       const int64_t n = r / g.ohw(), s = r % g.ohw(), oh = s / g.OW, ow = s % g.OW;
       for (int64_t kh = 0; kh < g.KH; ++kh)
         for (int64_t kw = 0; kw < g.KW; ++kw) {
-          const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
-          at[kh * g.KW + kw] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? ih * g.W + iw : -1;
+          const int64_t ih = g.input_h(oh, kh), iw = g.input_w(ow, kw);
+          at[kh * g.KW + kw] = g.inside(ih, iw) ? ih * g.W + iw : -1;
         }
       const float* planes = x + (n * g.C_in + grp * g.Cig) * hw;
       float* out = dst + (r - r0) * ld;
@@ -128,9 +132,8 @@ void gather_grad_rows(const ConvGeom& g, const float* gy, int64_t grp, int64_t r
       const int64_t n = r / (g.H * g.W), s = r % (g.H * g.W), ih = s / g.W, iw = s % g.W;
       for (int64_t kh = 0; kh < g.KH; ++kh)
         for (int64_t kw = 0; kw < g.KW; ++kw) {
-          const int64_t th = ih + g.ph - kh, tw = iw + g.pw - kw;
-          const bool ok = th >= 0 && th % g.sh == 0 && th / g.sh < g.OH && tw >= 0 && tw % g.sw == 0 && tw / g.sw < g.OW;
-          at[kh * g.KW + kw] = ok ? (th / g.sh) * g.OW + tw / g.sw : -1;
+          const int64_t oh = g.output_h(ih, kh), ow = g.output_w(iw, kw);
+          at[kh * g.KW + kw] = oh >= 0 && ow >= 0 ? oh * g.OW + ow : -1;
         }
       const float* planes = gy + (n * g.C_out + grp * g.Cog) * ohw;
       float* out = dst + (r - r0) * g.kgi();
@@ -190,10 +193,8 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
       for (int64_t ci = 0; ci < g.Cig; ++ci)
         for (int64_t kh = 0; kh < g.KH; ++kh)
           for (int64_t kw = 0; kw < g.KW; ++kw, ++k) {
-            const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
-            a[k] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
-                       ? xp[((n * g.C_in + grp * g.Cig + ci) * g.H + ih) * g.W + iw]
-                       : 0.0f;
+            const int64_t ih = g.input_h(oh, kh), iw = g.input_w(ow, kw);
+            a[k] = g.inside(ih, iw) ? xp[((n * g.C_in + grp * g.Cig + ci) * g.H + ih) * g.W + iw] : 0.0f;
             b[k] = wp[co * K + k];
           }
       return bp ? bp + co : nullptr;
@@ -248,10 +249,8 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
       for (int64_t co = grp * g.Cog; co < (grp + 1) * g.Cog; ++co)
         for (int64_t kh = 0; kh < g.KH; ++kh)
           for (int64_t kw = 0; kw < g.KW; ++kw, ++k) {
-            const int64_t th = ih + g.ph - kh, tw = iw + g.pw - kw;
-            const bool ok = th >= 0 && th % g.sh == 0 && th / g.sh < g.OH && tw >= 0 && tw % g.sw == 0 &&
-                            tw / g.sw < g.OW;
-            a[k] = ok ? gp[((n * g.C_out + co) * g.OH + th / g.sh) * g.OW + tw / g.sw] : 0.0f;
+            const int64_t oh = g.output_h(ih, kh), ow = g.output_w(iw, kw);
+            a[k] = oh >= 0 && ow >= 0 ? gp[((n * g.C_out + co) * g.OH + oh) * g.OW + ow] : 0.0f;
             b[k] = wp[(co * g.Cig + cl) * khw + kh * g.KW + kw];
           }
       return nullptr;
@@ -307,9 +306,9 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
       for (int64_t n = 0; n < g.N; ++n)
         for (int64_t oh = 0; oh < g.OH; ++oh)
           for (int64_t ow = 0; ow < g.OW; ++ow, ++k) {
-            const int64_t ih = oh * g.sh - g.ph + kh, iw = ow * g.sw - g.pw + kw;
+            const int64_t ih = g.input_h(oh, kh), iw = g.input_w(ow, kw);
             a[k] = gp[((n * g.C_out + co) * g.OH + oh) * g.OW + ow];
-            b[k] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? xp[((n * g.C_in + ci) * g.H + ih) * g.W + iw] : 0.0f;
+            b[k] = g.inside(ih, iw) ? xp[((n * g.C_in + ci) * g.H + ih) * g.W + iw] : 0.0f;
           }
       return nullptr;
     });
@@ -318,7 +317,7 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
 
   // Per group: A = gy_g as (C_out/G, (n, oh, ow)), B = im2col (pixels, kg) in column blocks,
   // C = the columns of gw's group rows (ldc = kg).
-  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, kg);
+  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
   for_groups(g.G, threads_, [&](int64_t grp, int inner) {
     std::vector<float> a(static_cast<size_t>(g.Cog * K));
     parallel_for(g.Cog * g.N, inner, 16, [&](int64_t t0, int64_t t1) {
@@ -337,7 +336,8 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
   });
 }
 
-// x (N,C,S) -> y (C): the sum of NUMERICS.md section 4 (mul exact, b = 1) over (n, s), rounded to p.out.
+// x (N,C,S) -> y (C): the sum of docs/contract.md section 4.7 (mul exact, b = 1) over (n, s), rounded
+// to p.out.
 void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
   if (x.ndim() != 3) throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
   const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;

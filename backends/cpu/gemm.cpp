@@ -4,13 +4,12 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "backends/cpu/gemm_kernels.h"
+#include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 
 namespace emu {
@@ -21,12 +20,6 @@ namespace {
 
 // ---------------------------------------------------------------------------
 // Formats
-
-bool same_format(const Format& a, const Format& b) {
-  return a.family == b.family && a.rounding == b.rounding && a.specials == b.specials &&
-         a.subnormals == b.subnormals && a.saturate == b.saturate && a.exp_bits == b.exp_bits &&
-         a.man_bits == b.man_bits && a.nbits == b.nbits && a.es == b.es && a.frac_bits == b.frac_bits;
-}
 
 // Every value of f is a binary32 value (what the fast paths' accumulators hold).
 bool binary32_valued(const Format& f) { return !f.accumulator_only; }
@@ -115,7 +108,7 @@ class Epilogue {
     promote_fp32_ = chunked_ && is_plain_fp32(p_.acc_outer) && acc_binary32;
     bias_fp32_ = is_plain_fp32(last_) && last_b32;
     // R_out(v) = v when v is already a value of out (non-stochastic modes).
-    out_identity_ = !is_stochastic(p_.out) && ((same_format(p_.out, last_) && binary32_valued(last_)) ||
+    out_identity_ = !is_stochastic(p_.out) && ((p_.out == last_ && binary32_valued(last_)) ||
                                                (is_plain_fp32(p_.out) && last_b32));
     out_binary32_ =
         p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 && p_.out.subnormals;
@@ -184,34 +177,10 @@ class Epilogue {
   FastIeeeD out_params_{};
 };
 
-// ---------------------------------------------------------------------------
-// Threads: workers take tasks from a shared counter, so that a worker slowed
-// down by other processes on the machine does not hold the others up.
-
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  unsigned h = std::thread::hardware_concurrency();
-  return h ? static_cast<int>(h) : 1;
-}
-
-// body(task) for every task in [0, tasks), on up to `threads` threads (the
-// calling one included).
-template <class Body>
-void parallel_tasks(int64_t tasks, int threads, const Body& body) {
-  const int64_t t = std::min<int64_t>(threads, tasks);
-  if (t <= 1) {
-    for (int64_t i = 0; i < tasks; ++i) body(i);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  auto work = [&] {
-    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) body(i);
-  };
-  std::vector<std::thread> workers;
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back(work);
-  work();
-  for (std::thread& w : workers) w.join();
-}
+// Threads: every path below hands its tasks to parallel_tasks of the CPU
+// thread pool (numerics/parallel_for.h), whose threads take tasks from a shared
+// counter, so that a thread slowed down by other processes does not hold the
+// others up.
 
 // ---------------------------------------------------------------------------
 // The generic path: mac_reduce per output, over a packed transpose of B.

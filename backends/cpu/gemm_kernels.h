@@ -247,7 +247,7 @@ struct KernMulIeee {
 // subset of acc's, acc with Inf/NaN, subnormals, no :sat: products as in (b),
 // then the sum in binary32 and one rounding into acc (lean fast_ieee_rne_f32).
 // Rounding the binary32 sum is innocuous double rounding (24 >= 2 * 11 + 2;
-// NUMERICS.md section 1). The accumulator is never -0: it starts at +0 and a
+// docs/contract.md section 1.4). The accumulator is never -0: it starts at +0 and a
 // nonzero sum of two values on acc's grid is at least its smallest step.
 template <class Product, int kAccWide>  // acc has exp_bits == 8 (1) or fewer (0)
 struct KernAccIeee {

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "numerics/functions.h"
 
@@ -19,6 +20,8 @@ namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
+using cpu_checks::check_result;
+using cpu_checks::check_shape;
 
 constexpr int64_t kRowGrainElements = int64_t{1} << 13;
 
@@ -31,17 +34,6 @@ Rows rows_of(const char* op, const char* what, const Tensor& t) {
     throw std::invalid_argument(
         fmt::format("{}: {} must be (rows, D), got {}", op, what, shape_string(t.shape())));
   return Rows{t.dim(0), t.dim(1)};
-}
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
 int64_t row_grain(int64_t D) { return std::max<int64_t>(1, kRowGrainElements / std::max<int64_t>(1, D)); }

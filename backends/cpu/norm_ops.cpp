@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "numerics/fast_round.h"
 #include "numerics/functions.h"
 #include "numerics/philox.h"
@@ -24,6 +25,8 @@ namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
+using cpu_checks::check_result;
+using cpu_checks::check_shape;
 
 struct Ncs {
   int64_t N, C, S;
@@ -33,16 +36,6 @@ struct Ncs {
 Ncs ncs_of(const char* op, const char* what, const Tensor& t) {
   if (t.ndim() != 3) throw std::invalid_argument(fmt::format("{}: {} must be (N, C, S), got {}", op, what, shape_string(t.shape())));
   return Ncs{t.dim(0), t.dim(1), t.dim(2)};
-}
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
 // Channel c of a contiguous (N, C, S) array, in (n, s) order.

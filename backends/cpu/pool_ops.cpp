@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "numerics/fast_round.h"
 #include "numerics/philox.h"
 
@@ -23,6 +24,7 @@ namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
+using cpu_checks::check_result;
 
 // R_out of a sum of K terms, at the output site of mac_reduce (2K + chunks + 1).
 float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
@@ -91,12 +93,6 @@ struct Pool {
 
 void check_4d(const char* op, const char* what, const Tensor& t) {
   if (t.ndim() != 4) throw std::invalid_argument(fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
 // The strided pooling over an input of `in` shape (N, C, H, W).

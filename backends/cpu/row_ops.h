@@ -1,7 +1,8 @@
 // Helpers shared by the CPU row-wise ops (softmax, masked attention softmax,
 // losses, sequence ops) and the direct (non-GEMM) reductions of the convolution
-// ops: how many rows a thread task takes, when native binary32 arithmetic gives
-// a reduction's bits, and where a row's or an output's draws lie.
+// and sparse ops: how many rows a thread task takes, when native binary32
+// arithmetic gives a reduction's bits (or when it draws and must not take a fast
+// path), and where a row's or an output's draws lie.
 #pragma once
 
 #include <algorithm>
@@ -16,8 +17,8 @@
 
 namespace emu::cpu_rows {
 
-// Elements per thread task of the element-wise and row-wise loops.
-inline constexpr int64_t kGrainElements = int64_t{1} << 14;
+// Elements per thread task of the element-wise and row-wise loops (numerics/parallel_for.h).
+using ::emu::kGrainElements;
 
 // Rows per thread task: at least ~16K floats each.
 inline int64_t row_grain(int64_t row_floats) {
@@ -31,6 +32,13 @@ inline MacPolicy plain_sum_policy(const MacPolicy& p) {
   s.mul_exact = true;
   s.out = p.chunk > 0 ? p.acc_outer : p.acc;
   return s;
+}
+
+// Whether a reduction under p draws random numbers (some rounding it applies is :sr): such
+// reductions run mac_reduce per output with the op's draw numbering, not the GEMM fast paths.
+inline bool draws_random(const MacPolicy& p) {
+  return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||
+         (p.chunk > 0 && is_stochastic(p.acc_outer));
 }
 
 // Whether native binary32 additions give the sum's bits: acc fp32, no chunks.

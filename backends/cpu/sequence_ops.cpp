@@ -1,15 +1,10 @@
 // The sequence ops on the CPU: index_gather / index_sum (Embedding,
-// index_select, step picking), conv1d_forward / _grad_input / _grad_weight and
-// the temporal pools. core/backend_ops_sequence.h states what each computes;
-// docs/layers_sequence.md explains the choices.
+// index_select, step picking) and the temporal pools.
+// core/backend_ops_sequence.h states what each computes; docs/layers_sequence.md
+// explains the choices. (Conv1d runs the Conv2d ops, backends/cpu/conv_ops.cpp.)
 //
-// Conv1d follows backends/cpu/conv_ops.cpp: GEMMs over packed operands run by
-// mac_gemm (im2col with dilation for the forward and grad-weight, a strided
-// gather of gy for grad-input), the packing laying the terms out in the
-// canonical order, so every GEMM path gives the definition's bits; policies
-// with :sr run mac_reduce per output with the op's draw numbering. Sums use the
-// Reducer of reduce_arith.h (binary32 additions for plain fp32, the fast IEEE
-// kernel or mac_reduce otherwise), so nothing depends on the thread count.
+// Sums use the Reducer of reduce_arith.h (binary32 additions for plain fp32, the
+// fast IEEE kernel or mac_reduce otherwise), so nothing depends on the thread count.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +13,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
@@ -25,32 +21,16 @@
 namespace emu {
 namespace {
 
-using cpu_rows::direct_reduce;
+using cpu_checks::check_result;
+using cpu_checks::check_shape;
+using cpu_rows::draws_random;
 using cpu_rows::row_grain;
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 
-constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
-
-bool draws_random(const MacPolicy& p) {
-  return is_stochastic(p.acc) || (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.out) ||
-         (p.chunk > 0 && is_stochastic(p.acc_outer));
-}
-
 // A sum that plain binary32 additions compute exactly as defined (from +0, zero terms
 // change nothing then), with a binary32 result.
 bool fp32_sum(const MacPolicy& p) { return !draws_random(p) && p.chunk == 0 && is_plain_fp32(p.acc); }
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
 
 // The entries of a 1-D index tensor as integers, each an exact integer in [0, S).
 std::vector<int64_t> read_index(const char* op, const char* what, const Tensor& index, int64_t S) {
@@ -97,105 +77,6 @@ class OneTermSum {
   uint64_t sites_;
   bool native_;
 };
-
-
-// ---------------------------------------------------------------------------
-// Conv1d geometry and packing
-
-struct Conv1dGeom {
-  int64_t N, C_in, L, C_out, KL, OL, G, Cig, Cog;
-  int64_t s, pd, dl;
-  int64_t kg() const { return Cig * KL; }   // forward terms per output (and grad-weight outputs per row)
-  int64_t kgi() const { return Cog * KL; }  // grad-input terms per output
-  Shape x_shape() const { return {N, C_in, L}; }
-  Shape w_shape() const { return {C_out, Cig, KL}; }
-  Shape y_shape() const { return {N, C_out, OL}; }
-  // The input position tap k of output ol reads (may lie in the padding).
-  int64_t input_at(int64_t ol, int64_t k) const { return ol * s - pd + k * dl; }
-  // The output position whose tap k reads input l, or -1 (outside, or off the stride grid).
-  int64_t output_at(int64_t l, int64_t k) const {
-    const int64_t t = l + pd - k * dl;
-    return t >= 0 && t % s == 0 && t / s < OL ? t / s : -1;
-  }
-};
-
-[[noreturn]] void bad_conv(const char* op, const Conv1dParams& cp, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{} (stride {}, padding {}, dilation {}, groups {}): {}", op, cp.stride,
-                                          cp.padding, cp.dilation, cp.groups, what));
-}
-
-Conv1dGeom conv1d_geom(const char* op, const Conv1dParams& cp, const Shape& xs, const Shape& ws) {
-  if (xs.size() != 3 || ws.size() != 3)
-    bad_conv(op, cp, fmt::format("x {} and w {} must both have 3 dimensions", shape_string(xs), shape_string(ws)));
-  if (cp.stride < 1 || cp.padding < 0 || cp.dilation < 1 || cp.groups < 1)
-    bad_conv(op, cp, "stride, dilation and groups must be >= 1, padding >= 0");
-  Conv1dGeom g{};
-  g.N = xs[0], g.C_in = xs[1], g.L = xs[2];
-  g.C_out = ws[0], g.KL = ws[2];
-  g.G = cp.groups;
-  g.s = cp.stride, g.pd = cp.padding, g.dl = cp.dilation;
-  if (g.C_in % g.G || g.C_out % g.G)
-    bad_conv(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
-  g.Cig = g.C_in / g.G;
-  g.Cog = g.C_out / g.G;
-  if (ws[1] != g.Cig || g.KL < 1)
-    bad_conv(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KL))", shape_string(ws), shape_string(xs),
-                                 g.C_out, g.Cig));
-  const int64_t extra = g.L + 2 * g.pd - g.dl * (g.KL - 1) - 1;
-  if (extra < 0)
-    bad_conv(op, cp, fmt::format("dilated kernel {} longer than the padded input of x {}", g.dl * (g.KL - 1) + 1,
-                                 shape_string(xs)));
-  g.OL = extra / g.s + 1;
-  return g;
-}
-
-
-// im2col of group grp: rows r in [r0, r1) of the flattened (n, ol), columns c in [c0, c1) of the
-// flattened (ci, k) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
-void im2col(const Conv1dGeom& g, const float* x, int64_t grp, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-            float* dst, int64_t ld, int threads) {
-  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
-    for (int64_t r = r0 + a; r < r0 + b; ++r) {
-      const int64_t n = r / g.OL, ol = r % g.OL;
-      const float* planes = x + (n * g.C_in + grp * g.Cig) * g.L;
-      float* out = dst + (r - r0) * ld;
-      int64_t ci = c0 / g.KL, k = c0 % g.KL;
-      for (int64_t c = c0; c < c1; ++c) {
-        const int64_t l = g.input_at(ol, k);
-        *out++ = l >= 0 && l < g.L ? planes[ci * g.L + l] : 0.0f;
-        if (++k == g.KL) k = 0, ++ci;
-      }
-    }
-  });
-}
-
-// The grad-input operand of group grp: rows r in [r0, r1) of the flattened (n, l), columns the
-// flattened (co, k) -> dst[(r - r0) * kgi + col]: gy at the output whose tap k reads l, or 0.
-void gather_grad_rows(const Conv1dGeom& g, const float* gy, int64_t grp, int64_t r0, int64_t r1, float* dst,
-                      int threads) {
-  parallel_for(r1 - r0, threads, 64, [&](int64_t a, int64_t b) {
-    std::vector<int64_t> at(static_cast<size_t>(g.KL));
-    for (int64_t r = r0 + a; r < r0 + b; ++r) {
-      const int64_t n = r / g.L, l = r % g.L;
-      for (int64_t k = 0; k < g.KL; ++k) at[k] = g.output_at(l, k);
-      const float* planes = gy + (n * g.C_out + grp * g.Cog) * g.OL;
-      float* out = dst + (r - r0) * g.kgi();
-      for (int64_t co = 0; co < g.Cog; ++co, planes += g.OL)
-        for (int64_t k = 0; k < g.KL; ++k) *out++ = at[k] >= 0 ? planes[at[k]] : 0.0f;
-    }
-  });
-}
-
-// fn(group, inner_threads) for every group: many groups side by side with single-threaded GEMMs,
-// few groups one after the other with threaded GEMMs.
-template <class Fn>
-void for_groups(int64_t groups, int threads, const Fn& fn) {
-  const int t = resolve_threads(threads);
-  const bool side = groups >= t && t > 1;
-  parallel_for(groups, side ? t : 1, 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t grp = g0; grp < g1; ++grp) fn(grp, side ? 1 : t);
-  });
-}
 
 // ---------------------------------------------------------------------------
 // Temporal pools: x (N,C,L) with time_dim 2, (N,L,C) with time_dim 1.
@@ -328,169 +209,6 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
         const double v = sum.run(terms.data(), nullptr, k1 - k0, key, o, sites);
         d[b] = finish_sum(out, p.chunk, v, k1 - k0, key, o, sites);
       }
-    }
-  });
-}
-
-// ---------------------------------------------------------------------------
-// Conv1d
-
-// x (N,C_in,L), w (C_out,C_in/G,KL), bias (C_out) or null -> y (N,C_out,OL)
-void CpuBackend::conv1d_forward(const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& w,
-                                const Tensor* bias, Tensor& y, DrawKey key) {
-  const char* op = "conv1d_forward";
-  const Conv1dGeom g = conv1d_geom(op, cp, x.shape(), w.shape());
-  if (bias) check_shape(op, "bias", *bias, {g.C_out});
-  check_result(op, "y", y, g.y_shape());
-  if (y.numel() == 0) return;
-  const Tensor X = x.contiguous(), Wt = w.contiguous();
-  const Tensor Bt = bias ? bias->contiguous() : Tensor();
-  const float* xp = X.data();
-  const float* wp = Wt.data();
-  const float* bp = bias ? Bt.data() : nullptr;
-  float* yp = y.data();
-  const int64_t K = g.kg();
-
-  if (draws_random(p)) {
-    direct_reduce(p, y.numel(), K, key, threads_, yp, [&](int64_t o, float* a, float* b) -> const float* {
-      const int64_t ol = o % g.OL, co = o / g.OL % g.C_out, n = o / g.OL / g.C_out;
-      const float* planes = xp + (n * g.C_in + co / g.Cog * g.Cig) * g.L;
-      int64_t t = 0;
-      for (int64_t ci = 0; ci < g.Cig; ++ci)
-        for (int64_t k = 0; k < g.KL; ++k, ++t) {
-          const int64_t l = g.input_at(ol, k);
-          a[t] = l >= 0 && l < g.L ? planes[ci * g.L + l] : 0.0f;
-          b[t] = wp[co * K + t];
-        }
-      return bp ? bp + co : nullptr;
-    });
-    return;
-  }
-
-  // Per group: A = im2col rows ((n, ol), K), B = w_g^T (K, C_out/G), bias per column; C ((n, ol), C_out/G).
-  const int64_t rows = g.N * g.OL;
-  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cog, 1}), 1, rows);
-  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> wt(static_cast<size_t>(K * g.Cog));
-    for (int64_t co = 0; co < g.Cog; ++co)
-      for (int64_t k = 0; k < K; ++k) wt[k * g.Cog + co] = wp[(grp * g.Cog + co) * K + k];
-    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cog));
-    for (int64_t r0 = 0; r0 < rows; r0 += block) {
-      const int64_t r1 = std::min(rows, r0 + block);
-      im2col(g, xp, grp, r0, r1, 0, K, a.data(), K, inner);
-      mac_gemm(p, a.data(), K, wt.data(), g.Cog, c.data(), g.Cog, r1 - r0, g.Cog, K, bp ? bp + grp * g.Cog : nullptr,
-               GemmDraws{key.seed, key.stream}, inner);
-      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
-        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
-          const int64_t n = r / g.OL, ol = r % g.OL;
-          const float* from = c.data() + (r - r0) * g.Cog;
-          float* to = yp + (n * g.C_out + grp * g.Cog) * g.OL + ol;
-          for (int64_t co = 0; co < g.Cog; ++co) to[co * g.OL] = from[co];
-        }
-      });
-    }
-  });
-}
-
-// gy (N,C_out,OL), w (C_out,C_in/G,KL) -> gx (N,C_in,L)
-void CpuBackend::conv1d_grad_input(const MacPolicy& p, const Conv1dParams& cp, const Tensor& gy, const Tensor& w,
-                                   Tensor& gx, DrawKey key) {
-  const char* op = "conv1d_grad_input";
-  const Conv1dGeom g = conv1d_geom(op, cp, gx.shape(), w.shape());
-  check_shape(op, "gy", gy, g.y_shape());
-  check_result(op, "gx", gx, g.x_shape());
-  if (gx.numel() == 0) return;
-  const Tensor GY = gy.contiguous(), Wt = w.contiguous();
-  const float* gp = GY.data();
-  const float* wp = Wt.data();
-  float* xp = gx.data();
-  const int64_t K = g.kgi();
-
-  if (draws_random(p)) {
-    direct_reduce(p, gx.numel(), K, key, threads_, xp, [&](int64_t o, float* a, float* b) -> const float* {
-      const int64_t l = o % g.L, ci = o / g.L % g.C_in, n = o / g.L / g.C_in;
-      const int64_t grp = ci / g.Cig, cl = ci % g.Cig;
-      int64_t t = 0;
-      for (int64_t co = grp * g.Cog; co < (grp + 1) * g.Cog; ++co)
-        for (int64_t k = 0; k < g.KL; ++k, ++t) {
-          const int64_t ol = g.output_at(l, k);
-          a[t] = ol >= 0 ? gp[(n * g.C_out + co) * g.OL + ol] : 0.0f;
-          b[t] = wp[(co * g.Cig + cl) * g.KL + k];
-        }
-      return nullptr;
-    });
-    return;
-  }
-
-  // Per group: A = gathered gy rows ((n, l), K), B (K, C_in/G) = w_g as ((co, k), ci); C ((n, l), C_in/G).
-  const int64_t rows = g.N * g.L;
-  const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cig, 1}), 1, rows);
-  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> wb(static_cast<size_t>(K * g.Cig));
-    for (int64_t co = 0; co < g.Cog; ++co)
-      for (int64_t cl = 0; cl < g.Cig; ++cl)
-        for (int64_t k = 0; k < g.KL; ++k) wb[(co * g.KL + k) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * g.KL + k];
-    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
-    for (int64_t r0 = 0; r0 < rows; r0 += block) {
-      const int64_t r1 = std::min(rows, r0 + block);
-      gather_grad_rows(g, gp, grp, r0, r1, a.data(), inner);
-      mac_gemm(p, a.data(), K, wb.data(), g.Cig, c.data(), g.Cig, r1 - r0, g.Cig, K, nullptr,
-               GemmDraws{key.seed, key.stream}, inner);
-      parallel_for(r1 - r0, inner, 256, [&](int64_t a0, int64_t a1) {
-        for (int64_t r = r0 + a0; r < r0 + a1; ++r) {
-          const int64_t n = r / g.L, l = r % g.L;
-          const float* from = c.data() + (r - r0) * g.Cig;
-          float* to = xp + (n * g.C_in + grp * g.Cig) * g.L + l;
-          for (int64_t cl = 0; cl < g.Cig; ++cl) to[cl * g.L] = from[cl];
-        }
-      });
-    }
-  });
-}
-
-// x (N,C_in,L), gy (N,C_out,OL) -> gw (C_out,C_in/G,KL)
-void CpuBackend::conv1d_grad_weight(const MacPolicy& p, const Conv1dParams& cp, const Tensor& x, const Tensor& gy,
-                                    Tensor& gw, DrawKey key) {
-  const char* op = "conv1d_grad_weight";
-  const Conv1dGeom g = conv1d_geom(op, cp, x.shape(), gw.shape());
-  check_shape(op, "gy", gy, g.y_shape());
-  check_result(op, "gw", gw, g.w_shape());
-  const Tensor X = x.contiguous(), GY = gy.contiguous();
-  const float* xp = X.data();
-  const float* gp = GY.data();
-  float* wp = gw.data();
-  const int64_t kg = g.kg(), K = g.N * g.OL;
-
-  if (draws_random(p)) {
-    direct_reduce(p, gw.numel(), K, key, threads_, wp, [&](int64_t o, float* a, float* b) -> const float* {
-      const int64_t k = o % g.KL, cl = o / g.KL % g.Cig, co = o / kg;
-      const int64_t ci = co / g.Cog * g.Cig + cl;
-      int64_t t = 0;
-      for (int64_t n = 0; n < g.N; ++n)
-        for (int64_t ol = 0; ol < g.OL; ++ol, ++t) {
-          const int64_t l = g.input_at(ol, k);
-          a[t] = gp[(n * g.C_out + co) * g.OL + ol];
-          b[t] = l >= 0 && l < g.L ? xp[(n * g.C_in + ci) * g.L + l] : 0.0f;
-        }
-      return nullptr;
-    });
-    return;
-  }
-
-  // Per group: A = gy_g as (C_out/G, (n, ol)), B = im2col ((n, ol), kg) in column blocks,
-  // C = the columns of gw's group rows (ldc = kg).
-  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
-  for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> a(static_cast<size_t>(g.Cog * K));
-    for (int64_t co = 0; co < g.Cog; ++co)
-      for (int64_t n = 0; n < g.N; ++n)
-        std::copy_n(gp + (n * g.C_out + grp * g.Cog + co) * g.OL, g.OL, a.data() + co * K + n * g.OL);
-    std::vector<float> b(static_cast<size_t>(K * cols));
-    for (int64_t c0 = 0; c0 < kg; c0 += cols) {
-      const int64_t c1 = std::min(kg, c0 + cols);
-      im2col(g, xp, grp, 0, K, c0, c1, b.data(), c1 - c0, inner);
-      mac_gemm(p, a.data(), K, b.data(), c1 - c0, wp + grp * g.Cog * kg + c0, kg, g.Cog, c1 - c0, K, nullptr,
-               GemmDraws{key.seed, key.stream}, inner);
     }
   });
 }

@@ -19,10 +19,13 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
 
 namespace emu {
 namespace {
+
+using cpu_rows::draws_random;
 
 // One product c = a b (+ bias) with everything resolved to host pointers.
 struct Spmm {
@@ -39,11 +42,6 @@ struct Spmm {
 
 bool passthrough(const MacPolicy& p) {
   return !p.mul_exact && is_plain_fp32(p.mul) && is_plain_fp32(p.acc) && is_plain_fp32(p.out) && p.chunk == 0;
-}
-
-bool draws_random(const MacPolicy& p) {
-  return (!p.mul_exact && is_stochastic(p.mul)) || is_stochastic(p.acc) ||
-         (p.chunk > 0 && is_stochastic(p.acc_outer)) || is_stochastic(p.out);
 }
 
 // Plain fp32: acc_j = acc_j + a*b_j for the terms with b_j != 0 (a == 0 skips the
@@ -134,7 +132,7 @@ void run_spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, const Ten
                                                                  : rows_gemm;
   // About 2^14 multiply-adds per thread at least (pass-through cost), by the average row.
   const int64_t per_row = (a.nnz() / a.rows + 1) * n;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / per_row);
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / per_row);
   cpu_parallel_for(a.rows, grain, threads, [&](int64_t r0, int64_t r1) { rows(s, r0, r1); });
 }
 

@@ -1,6 +1,6 @@
 // cuRAND agreement check for numerics/philox.h (see philox_check.h).
 //
-// NUMERICS.md section 6 promises that the CPU draws are cuRAND's Philox
+// docs/contract.md section 6.1 promises that the CPU draws are cuRAND's Philox
 // stream; this is where that promise meets the real curand_kernel.h on a GPU.
 #include "backends/cuda/philox_check.h"
 
