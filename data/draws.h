@@ -1,6 +1,6 @@
 // The random choices of the data pipeline (shuffling, augmentation, splits),
 // each a pure function of (seed, epoch, example index) through Philox
-// (NUMERICS.md section 6), so they do not depend on worker threads, batch
+// (docs/contract.md section 6), so they do not depend on worker threads, batch
 // composition or call order, and a GPU-side pipeline could draw the same bits.
 #pragma once
 

@@ -5,8 +5,9 @@
 #include <functional>
 #include <stdexcept>
 
+#include "config/names.h"
+#include "config/section.h"
 #include "data/cifar10.h"
-#include "data/config.h"
 #include "data/cora.h"
 #include "data/draws.h"
 #include "data/errors.h"
@@ -18,6 +19,10 @@
 #include "data/ucr.h"
 
 namespace emu::data {
+
+using config::ConfigSection;
+using config::join_names;
+
 namespace {
 
 // Types whose splits are sets of independent examples share the split keys:

@@ -215,7 +215,7 @@ class Crnn : public Model {
   CrnnConfig c_;
 };
 
-std::shared_ptr<Model> make_crnn(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_crnn(const config::Args& args, const DataMeta& meta) {
   CrnnConfig c;
   c.src_vocab = meta_at(meta, "src_vocab", "crnn");
   c.tgt_vocab = meta_at(meta, "tgt_vocab", "crnn");
@@ -226,8 +226,8 @@ std::shared_ptr<Model> make_crnn(const train::Args& args, const DataMeta& meta) 
   c.conv_layers = args.integer("conv_layers");
   c.kernel = args.integer("kernel");
   if (c.kernel % 2 == 0)
-    throw train::RecipeError(fmt::format("{}.kernel: {} is even; an odd kernel keeps the sequence length", args.where(),
-                                         c.kernel));
+    throw config::RecipeError(fmt::format("{}.kernel: {} is even; an odd kernel keeps the sequence length",
+                                          args.where(), c.kernel));
   c.gru = args.string("rnn") == "gru";
   c.hidden = args.integer("hidden");
   c.layers = args.integer("layers");
@@ -235,8 +235,9 @@ std::shared_ptr<Model> make_crnn(const train::Args& args, const DataMeta& meta) 
   c.attention = args.flag("attention");
   c.attention_heads = args.integer("attention_heads");
   if (c.attention && (c.bidirectional ? 2 : 1) * c.hidden % c.attention_heads != 0)
-    throw train::RecipeError(fmt::format("{}.attention_heads: {} does not divide the decoder width {}", args.where(),
-                                         c.attention_heads, (c.bidirectional ? 2 : 1) * c.hidden));
+    throw config::RecipeError(fmt::format("{}.attention_heads: {} does not divide the decoder width {}",
+                                          args.where(), c.attention_heads,
+                                          (c.bidirectional ? 2 : 1) * c.hidden));
   c.dropout = static_cast<float>(args.number("dropout"));
   return std::make_shared<Crnn>(c);
 }
@@ -246,16 +247,16 @@ std::shared_ptr<Model> make_crnn(const train::Args& args, const DataMeta& meta) 
 EMU_MODEL(crnn,
           "convolutional-recurrent seq2seq translator: embedding, Conv1d+ReLU, (bi)LSTM/GRU encoder, LSTM/GRU "
           "decoder with cross-attention, teacher forcing, token accuracy",
-          make_crnn, train::int_key("embed_dim", "128", "source and target embedding width", 1),
-          train::int_key("conv_channels", "128", "channels of each convolution", 1),
-          train::int_key("conv_layers", "1", "convolutions over the source embeddings (kernel, padding kernel/2, ReLU)", 0),
-          train::int_key("kernel", "3", "convolution kernel width (odd)", 1),
-          train::choice_key("rnn", "lstm", {"lstm", "gru"}, "recurrent cell of the encoder and the decoder"),
-          train::int_key("hidden", "128", "encoder hidden units per direction (the decoder has directions x hidden)", 1),
-          train::int_key("layers", "1", "recurrent layers of the encoder and of the decoder", 1),
-          train::bool_key("bidirectional", "true", "bidirectional encoder"),
-          train::bool_key("attention", "true", "cross-attention of the decoder over the encoder outputs"),
-          train::int_key("attention_heads", "1", "heads of the cross-attention", 1),
-          train::number_key("dropout", "0.1", "dropout on the embeddings, between recurrent layers and before the output layer", 0, 1));
+          make_crnn, config::int_key("embed_dim", "128", "source and target embedding width", 1),
+          config::int_key("conv_channels", "128", "channels of each convolution", 1),
+          config::int_key("conv_layers", "1", "convolutions over the source embeddings (kernel, padding kernel/2, ReLU)", 0),
+          config::int_key("kernel", "3", "convolution kernel width (odd)", 1),
+          config::choice_key("rnn", "lstm", {"lstm", "gru"}, "recurrent cell of the encoder and the decoder"),
+          config::int_key("hidden", "128", "encoder hidden units per direction (the decoder has directions x hidden)", 1),
+          config::int_key("layers", "1", "recurrent layers of the encoder and of the decoder", 1),
+          config::bool_key("bidirectional", "true", "bidirectional encoder"),
+          config::bool_key("attention", "true", "cross-attention of the decoder over the encoder outputs"),
+          config::int_key("attention_heads", "1", "heads of the cross-attention", 1),
+          config::number_key("dropout", "0.1", "dropout on the embeddings, between recurrent layers and before the output layer", 0, 1));
 
 }  // namespace emu::models

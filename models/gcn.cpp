@@ -92,7 +92,7 @@ class Gcn : public Model {
   }
 };
 
-std::shared_ptr<Model> make_gcn(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_gcn(const config::Args& args, const DataMeta& meta) {
   return std::make_shared<Gcn>(meta_at(meta, "features", "gcn"), args.integer("hidden"),
                                meta_at(meta, "classes", "gcn"), static_cast<float>(args.number("dropout")),
                                static_cast<float>(args.number("input_dropout")), args.flag("bias"));
@@ -101,10 +101,10 @@ std::shared_ptr<Model> make_gcn(const train::Args& args, const DataMeta& meta) {
 }  // namespace
 
 EMU_MODEL(gcn, "2-layer GCN (Kipf & Welling): dropout, GCNConv(F, hidden), ReLU, dropout, GCNConv(hidden, classes)",
-          make_gcn, train::int_key("hidden", "16", "hidden units of the first GCN layer", 1),
-          train::number_key("dropout", "0.5", "dropout on the hidden layer's output", 0, 1),
-          train::number_key("input_dropout", "0.5", "dropout on the input features (on the stored values if sparse)",
-                            0, 1),
-          train::bool_key("bias", "true", "GCNConv bias (PyG's default; Kipf's reference code has none)"));
+          make_gcn, config::int_key("hidden", "16", "hidden units of the first GCN layer", 1),
+          config::number_key("dropout", "0.5", "dropout on the hidden layer's output", 0, 1),
+          config::number_key("input_dropout", "0.5", "dropout on the input features (on the stored values if sparse)",
+                             0, 1),
+          config::bool_key("bias", "true", "GCNConv bias (PyG's default; Kipf's reference code has none)"));
 
 }  // namespace emu::models

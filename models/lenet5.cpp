@@ -80,7 +80,7 @@ class LeNet5 : public Model {
   std::shared_ptr<Linear> fc1, fc2, fc3;
 };
 
-std::shared_ptr<Model> make_lenet5(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_lenet5(const config::Args& args, const DataMeta& meta) {
   return std::make_shared<LeNet5>(meta_at(meta, "channels", "lenet5"), meta_at(meta, "height", "lenet5"),
                                   meta_at(meta, "width", "lenet5"), meta_at(meta, "classes", "lenet5"),
                                   args.string("activation"), args.string("pool"));
@@ -90,8 +90,8 @@ std::shared_ptr<Model> make_lenet5(const train::Args& args, const DataMeta& meta
 
 EMU_MODEL(lenet5, "LeNet-5 for 28x28 images: conv5(pad 2) 6, pool, conv5 16, pool, fc 120, fc 84, fc classes",
           make_lenet5,
-          train::choice_key("activation", "relu", {"relu", "tanh"},
-                            "non-linearity after each conv and hidden fc"),
-          train::choice_key("pool", "max", {"max", "avg"}, "2x2 pooling after each conv"));
+          config::choice_key("activation", "relu", {"relu", "tanh"},
+                             "non-linearity after each conv and hidden fc"),
+          config::choice_key("pool", "max", {"max", "avg"}, "2x2 pooling after each conv"));
 
 }  // namespace emu::models

@@ -75,7 +75,7 @@ class Mlp : public Model {
   std::vector<std::function<Tensor(const Tensor&)>> forwards_;
 };
 
-std::shared_ptr<Model> make_mlp(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_mlp(const config::Args& args, const DataMeta& meta) {
   return std::make_shared<Mlp>(input_features(meta), args.integers("hidden"), meta_at(meta, "classes", "mlp"),
                                args.string("activation"), args.number("dropout"));
 }
@@ -83,8 +83,8 @@ std::shared_ptr<Model> make_mlp(const train::Args& args, const DataMeta& meta) {
 }  // namespace
 
 EMU_MODEL(mlp, "multi-layer perceptron over the flattened input (for tests and quick experiments)", make_mlp,
-          train::int_list_key("hidden", "[64]", "widths of the hidden layers", 1),
-          train::choice_key("activation", "relu", {"relu", "tanh", "gelu"}, "non-linearity between layers"),
-          train::number_key("dropout", "0", "dropout probability after each hidden activation", 0, 1));
+          config::int_list_key("hidden", "[64]", "widths of the hidden layers", 1),
+          config::choice_key("activation", "relu", {"relu", "tanh", "gelu"}, "non-linearity between layers"),
+          config::number_key("dropout", "0", "dropout probability after each hidden activation", 0, 1));
 
 }  // namespace emu::models

@@ -61,25 +61,27 @@ const ModelEntry& find_model(const std::string& type) {
   link_models();
   auto it = registry().find(type);
   if (it == registry().end())
-    throw train::RecipeError(
-        fmt::format("model.type: unknown model '{}' (allowed: {})", type, train::join_names(model_types())));
+    throw config::RecipeError(
+        fmt::format("model.type: unknown model '{}' (allowed: {})", type, config::join_names(model_types())));
   return it->second;
 }
 
 void check_model_section(YAML::Node section, const std::string& where) {
-  if (!section.IsMap()) throw train::RecipeError(fmt::format("{}: expected a mapping with a 'type' key", where));
+  if (!section.IsMap())
+    throw config::RecipeError(fmt::format("{}: expected a mapping with a 'type' key", where));
   YAML::Node type = section["type"];
   if (!type || !type.IsScalar())
-    throw train::RecipeError(fmt::format("{}.type: missing (allowed: {})", where, train::join_names(model_types())));
+    throw config::RecipeError(
+        fmt::format("{}.type: missing (allowed: {})", where, config::join_names(model_types())));
   const ModelEntry& e = find_model(type.Scalar());
-  train::check_section(section, e.args, where, "model type " + e.name);
+  config::check_section(section, e.args, where, "model type " + e.name);
 }
 
 std::shared_ptr<Model> make_model(const YAML::Node& section, const DataMeta& meta, const std::string& where) {
   YAML::Node copy = YAML::Clone(section);
   check_model_section(copy, where);
   const ModelEntry& e = find_model(copy["type"].Scalar());
-  return e.factory(train::Args(copy, where), meta);
+  return e.factory(config::Args(copy, where), meta);
 }
 
 }  // namespace emu::models

@@ -3,9 +3,9 @@
 // keys and bad values are errors naming the key path) and its factory:
 //
 //   // models/lenet5.cpp
-//   std::shared_ptr<Model> make_lenet5(const train::Args& args, const DataMeta& meta) { ... }
+//   std::shared_ptr<Model> make_lenet5(const config::Args& args, const DataMeta& meta) { ... }
 //   EMU_MODEL(lenet5, "LeNet-5 for 28x28 images", make_lenet5,
-//             train::choice_key("pool", "max", {"max", "avg"}, "..."));
+//             config::choice_key("pool", "max", {"max", "avg"}, "..."));
 //
 // Adding a model is one new file in models/ plus its name in the EMU_MODEL_LINK
 // list of models/registry.cpp (a static library drops object files nothing
@@ -18,17 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "config/args.h"
+#include "config/schema.h"
 #include "models/model.h"
-#include "train/schema.h"
 
 namespace emu::models {
 
-using ModelFactory = std::shared_ptr<Model> (*)(const train::Args& args, const DataMeta& meta);
+using ModelFactory = std::shared_ptr<Model> (*)(const config::Args& args, const DataMeta& meta);
 
 struct ModelEntry {
   std::string name;
   std::string description;
-  std::vector<train::KeySpec> args;  // the keys of the model section besides `type`
+  std::vector<config::KeySpec> args;  // the keys of the model section besides `type`
   ModelFactory factory;
 };
 
@@ -53,7 +54,7 @@ std::shared_ptr<Model> make_model(const YAML::Node& section, const DataMeta& met
 // EMU_MODEL(id, description, factory, arg specs...): registers model `id` (an
 // identifier: the recipe's model.type) with the keys its section may hold, and
 // defines the link anchor that models/registry.cpp refers to.
-#define EMU_MODEL(id, description, factory, ...)                       \
-  extern "C" void emu_model_link_##id() {}                             \
-  static const ::emu::models::ModelRegistrar emu_model_registrar_##id( \
-      ::emu::models::ModelEntry{#id, description, std::vector<::emu::train::KeySpec>{__VA_ARGS__}, factory})
+#define EMU_MODEL(id, description, factory, ...)                                                 \
+  extern "C" void emu_model_link_##id() {}                                                       \
+  static const ::emu::models::ModelRegistrar emu_model_registrar_##id(::emu::models::ModelEntry{ \
+      #id, description, std::vector<::emu::config::KeySpec>{__VA_ARGS__}, factory})

@@ -112,7 +112,7 @@ class ResNet18 : public Model {
   std::shared_ptr<Linear> fc;
 };
 
-std::shared_ptr<Model> make_resnet18(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_resnet18(const config::Args& args, const DataMeta& meta) {
   return std::make_shared<ResNet18>(meta_at(meta, "channels", "resnet18"),
                                     meta_at(meta, "classes", "resnet18"), args.integer("width"));
 }
@@ -122,6 +122,6 @@ std::shared_ptr<Model> make_resnet18(const train::Args& args, const DataMeta& me
 EMU_MODEL(resnet18,
           "CIFAR ResNet-18: 3x3 stem (no max-pool), 4 stages of 2 BasicBlocks (64/128/256/512), avg pool, fc",
           make_resnet18,
-          train::int_key("width", "64", "channels of the first stage (doubled per stage)", 1, 4096));
+          config::int_key("width", "64", "channels of the first stage (doubled per stage)", 1, 4096));
 
 }  // namespace emu::models

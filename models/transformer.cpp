@@ -92,7 +92,7 @@ class TimeSeriesTransformer : public Model {
   std::shared_ptr<Linear> head_;
 };
 
-std::shared_ptr<Model> make_transformer(const train::Args& args, const DataMeta& meta) {
+std::shared_ptr<Model> make_transformer(const config::Args& args, const DataMeta& meta) {
   TransformerConfig c;
   c.channels = meta_at(meta, "channels", "transformer");
   c.length = meta_at(meta, "length", "transformer");
@@ -114,16 +114,16 @@ std::shared_ptr<Model> make_transformer(const train::Args& args, const DataMeta&
 EMU_MODEL(transformer,
           "the Keras time-series Transformer (FordA example): pre-norm encoder blocks, global average pooling, MLP",
           make_transformer,
-          train::int_key("num_blocks", "4", "encoder blocks", 0),
-          train::int_key("head_size", "256", "features per attention head (Keras key_dim)", 1),
-          train::int_key("num_heads", "4", "attention heads", 1),
-          train::int_key("ff_dim", "4", "width of the kernel-1 convolution inside each block", 1),
-          train::number_key("dropout", "0.25", "dropout on the attention weights, after attention and in the feed-forward part", 0, 1),
-          train::int_list_key("mlp_units", "[128]", "widths of the MLP's hidden layers", 1),
-          train::number_key("mlp_dropout", "0.4", "dropout after each MLP hidden layer", 0, 1),
-          train::number_key("eps", "1e-6", "LayerNorm epsilon (Keras example: 1e-6)", 0),
-          train::choice_key("pool", "features", {"features", "time"},
-                            "features: Keras' GlobalAveragePooling1D(channels_first), the mean over the features of "
-                            "each step -> (N, T); time: the mean over the steps -> (N, C)"));
+          config::int_key("num_blocks", "4", "encoder blocks", 0),
+          config::int_key("head_size", "256", "features per attention head (Keras key_dim)", 1),
+          config::int_key("num_heads", "4", "attention heads", 1),
+          config::int_key("ff_dim", "4", "width of the kernel-1 convolution inside each block", 1),
+          config::number_key("dropout", "0.25", "dropout on the attention weights, after attention and in the feed-forward part", 0, 1),
+          config::int_list_key("mlp_units", "[128]", "widths of the MLP's hidden layers", 1),
+          config::number_key("mlp_dropout", "0.4", "dropout after each MLP hidden layer", 0, 1),
+          config::number_key("eps", "1e-6", "LayerNorm epsilon (Keras example: 1e-6)", 0),
+          config::choice_key("pool", "features", {"features", "time"},
+                             "features: Keras' GlobalAveragePooling1D(channels_first), the mean over the features of "
+                             "each step -> (N, T); time: the mean over the steps -> (N, C)"));
 
 }  // namespace emu::models

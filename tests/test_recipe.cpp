@@ -35,7 +35,7 @@ epochs: 2
 std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
   try {
     parse_recipe(text, "r.yaml", sets);
-  } catch (const RecipeError& e) {
+  } catch (const config::RecipeError& e) {
     std::string msg = e.what();
     CHECK(msg.find('\n') == std::string::npos);   // one line
     CHECK(msg.rfind("recipe r.yaml: ", 0) == 0);  // names the file

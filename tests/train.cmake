@@ -7,3 +7,5 @@ emutrain_test(test_trainer SOURCES test_trainer.cpp LIBS emutrain_train LABELS t
 emutrain_test(test_cli_train SOURCES test_cli_train.cpp LIBS emutrain_train LABELS train)
 add_dependencies(test_cli_train emutrain)
 set_tests_properties(test_cli_train PROPERTIES ENVIRONMENT "EMUTRAIN_BIN=$<TARGET_FILE:emutrain>")
+# The one CSV writer/reader, atomic file write and UTF-8 encoder.
+emutrain_test(test_csv_atomic SOURCES test_csv_atomic.cpp LIBS emutrain_train LABELS train)

@@ -20,6 +20,14 @@
 #include "train/trainer.h"
 
 namespace emu::train {
+
+using config::KeySpec;
+using config::RecipeError;
+using config::int_key;
+using config::number_key;
+using config::parse_int;
+using config::parse_number;
+
 namespace {
 
 std::string type_name(const Module& m) {

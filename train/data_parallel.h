@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "config/schema.h"
 #include "data/dataset.h"
 #include "models/model.h"
-#include "train/schema.h"
 
 namespace emu::train {
 
 // Keys of the recipe's optional `parallel` section.
-const std::vector<KeySpec>& parallel_keys();
+const std::vector<config::KeySpec>& parallel_keys();
 
 class DataParallel {
  public:

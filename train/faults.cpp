@@ -9,15 +9,29 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "config/args.h"
+#include "config/schema.h"
 #include "core/draw_key.h"
 #include "core/sparsity.h"
 #include "numerics/block_format.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
-#include "train/schema.h"
+#include "train/csv.h"
 
 namespace emu::train {
+
+using config::Args;
+using config::KeySpec;
+using config::RecipeError;
+using config::check_section;
+using config::choice_key;
+using config::int_key;
+using config::int_list_key;
+using config::number_key;
+using config::parse_int;
+using config::string_key;
+
 namespace {
 
 FaultSite to_fault_site(TensorSite s) {
@@ -364,10 +378,13 @@ std::vector<std::string> report_masks_and_faults(FaultInjector* faults, const st
     const std::filesystem::path path = std::filesystem::path(run_dir) / "fault_events.csv";
     const bool fresh = !std::filesystem::exists(path);
     std::ofstream c(path, std::ios::app);
-    if (fresh) c << "step,site,module,tensor,element,bit,kind,code_before,code_after,before,after\n";
+    if (fresh)
+      c << csv_row({"step", "site", "module", "tensor", "element", "bit", "kind", "code_before", "code_after", "before",
+                    "after"});
     for (const FaultEvent& e : events)
-      c << fmt::format("{},{},{},{},{},{},{},{:#x},{:#x},{},{}\n", e.step, fault_site_name(e.site), e.module, e.tensor,
-                       e.element, e.bit, fault_kind_name(e.kind), e.code_before, e.code_after, e.before, e.after);
+      c << csv_row({fmt::format("{}", e.step), fault_site_name(e.site), e.module, e.tensor, fmt::format("{}", e.element),
+                    fmt::format("{}", e.bit), fault_kind_name(e.kind), fmt::format("{:#x}", e.code_before),
+                    fmt::format("{:#x}", e.code_after), fmt::format("{}", e.before), fmt::format("{}", e.after)});
     lines.push_back(fmt::format("faults: {} element changes this epoch ({} in all; fault_events.csv)", events.size(),
                                 faults->total_events()));
   }

@@ -6,7 +6,7 @@
 // (a module's output, in its out format) and gradients (the incoming gradient
 // as read by a layer's backward, in its grads format), through the tensor hook
 // of layers/layer_io.h. Every random choice (element, bit, whether a fault
-// fires) is a Philox draw keyed by (seed, stream, index) (NUMERICS.md
+// fires) is a Philox draw keyed by (seed, stream, index) (docs/contract.md
 // section 6): the stream names the fault, the module, the tensor, the step
 // and the read, so a run is reproducible and independent of threads.
 //

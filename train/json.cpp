@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "data/utf8.h"
+
 namespace emu::train {
 namespace {
 
@@ -137,24 +139,6 @@ class Parser {
     return v;
   }
 
-  static void utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xc0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xe0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
-
   std::string string() {
     ++pos_;  // the opening quote
     std::string out;
@@ -207,7 +191,7 @@ class Parser {
             if (lo < 0xdc00 || lo >= 0xe000) fail("the low half of a surrogate pair");
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
           }
-          utf8(out, cp);
+          data::append_utf8(out, cp);
           break;
         }
         default:

@@ -2,18 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "train/atomic_file.h"
+#include "train/csv.h"
 #include "train/json.h"
 
 namespace emu::train {
 namespace {
 
 const char* const kSplits[] = {"train", "val", "test"};
-constexpr const char* kCsvHeader =
-    "epoch,step,train_loss,train_acc,val_loss,val_acc,test_loss,test_acc,lr,time_s,samples_per_s";
+const std::vector<std::string> kCsvColumns = {"epoch",    "step",     "train_loss", "train_acc", "val_loss", "val_acc",
+                                              "test_loss", "test_acc", "lr",         "time_s",    "samples_per_s"};
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::vector<std::string> lines;
@@ -30,7 +34,7 @@ std::string csv_number(double v) { return std::isfinite(v) ? json_number(v) : ""
 MetricsFiles::MetricsFiles(const std::string& run_dir, int64_t keep_until_step) {
   const std::string jsonl = (std::filesystem::path(run_dir) / "metrics.jsonl").string();
   const std::string csv = (std::filesystem::path(run_dir) / "metrics.csv").string();
-  std::vector<std::string> keep_json, keep_csv;
+  std::string keep_json, keep_csv = csv_row(kCsvColumns);
   if (keep_until_step >= 0) {
     for (const std::string& line : read_lines(jsonl)) {
       try {
@@ -38,7 +42,7 @@ MetricsFiles::MetricsFiles(const std::string& run_dir, int64_t keep_until_step) 
         const Json* step = row.find("step");
         const Json* epoch = row.find("epoch");
         if (!step || !epoch || static_cast<int64_t>(step->as_u64()) > keep_until_step) continue;
-        keep_json.push_back(line);
+        keep_json += line + "\n";
         for (const char* split : kSplits) {
           const Json* acc = row.find(std::string(split) + "_acc");
           if (acc && acc->is_number())
@@ -48,23 +52,25 @@ MetricsFiles::MetricsFiles(const std::string& run_dir, int64_t keep_until_step) 
         // a line cut short by the interruption: dropped
       }
     }
-    std::vector<std::string> lines = read_lines(csv);
-    for (size_t i = 1; i < lines.size(); ++i) {
-      size_t a = lines[i].find(','), b = a == std::string::npos ? a : lines[i].find(',', a + 1);
-      if (b == std::string::npos) continue;
+    const std::vector<CsvRecord> rows =
+        std::filesystem::exists(csv) ? read_csv_file(csv) : std::vector<CsvRecord>();
+    for (size_t i = 1; i < rows.size(); ++i) {
+      // A row cut short by the interruption has fewer columns: dropped.
+      if (rows[i].fields.size() != kCsvColumns.size()) continue;
       try {
-        if (std::stoll(lines[i].substr(a + 1, b - a - 1)) <= keep_until_step) keep_csv.push_back(lines[i]);
+        if (std::stoll(rows[i].fields[1]) <= keep_until_step) keep_csv += csv_row(rows[i].fields);
       } catch (const std::exception&) {
       }
     }
   }
-  jsonl_.open(jsonl, std::ios::trunc);
-  csv_.open(csv, std::ios::trunc);
-  for (const std::string& l : keep_json) jsonl_ << l << "\n";
-  csv_ << kCsvHeader << "\n";
-  for (const std::string& l : keep_csv) csv_ << l << "\n";
-  jsonl_.flush();
-  csv_.flush();
+  // The kept rows replace both files at once (an interruption here leaves the
+  // old files); the epochs of this run are then appended line by line.
+  write_file_atomic(jsonl, keep_json);
+  write_file_atomic(csv, keep_csv);
+  for (auto [stream, path] : {std::pair{&jsonl_, &jsonl}, std::pair{&csv_, &csv}}) {
+    stream->open(*path, std::ios::app);
+    if (!*stream) throw FileWriteError(fmt::format("cannot append to {}: {}", *path, std::strerror(errno)));
+  }
 }
 
 void MetricsFiles::note(const std::string& split, double accuracy, int64_t epoch) {
@@ -88,17 +94,16 @@ std::string metrics_json(const MetricsRow& row) {
 
 void MetricsFiles::write(const MetricsRow& row) {
   jsonl_ << metrics_json(row) << "\n";
-  std::string csv = fmt::format("{},{}", row.epoch, row.step);
+  std::vector<std::string> csv = {fmt::format("{}", row.epoch), fmt::format("{}", row.step)};
   for (const char* split : kSplits) {
     auto it = row.splits.find(split);
     if (it == row.splits.end())
-      csv += ",,";
+      csv.insert(csv.end(), 2, std::string());
     else
-      csv += "," + csv_number(it->second.loss) + "," + csv_number(it->second.accuracy);
+      csv.insert(csv.end(), {csv_number(it->second.loss), csv_number(it->second.accuracy)});
   }
-  csv += fmt::format(",{},{},{}", csv_number(row.lr), csv_number(row.seconds),
-                     csv_number(row.samples_per_second));
-  csv_ << csv << "\n";
+  csv.insert(csv.end(), {csv_number(row.lr), csv_number(row.seconds), csv_number(row.samples_per_second)});
+  csv_ << csv_row(csv);
   jsonl_.flush();
   csv_.flush();
   for (const auto& [split, r] : row.splits) note(split, r.accuracy, row.epoch);

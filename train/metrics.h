@@ -1,7 +1,8 @@
 // Per-epoch metrics of a run: one row per epoch, appended to metrics.jsonl
 // (one JSON object per line) and metrics.csv (fixed columns, empty where a
-// split is absent) in the run directory. A resumed run keeps the rows up to
-// the checkpoint's step and continues from there.
+// split is absent; written by train/csv.h) in the run directory. A resumed
+// run keeps the rows up to the checkpoint's step (both files rewritten
+// atomically with them) and appends from there.
 #pragma once
 
 #include <cstdint>

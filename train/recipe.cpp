@@ -15,6 +15,21 @@
 #include "train/faults.h"
 
 namespace emu::train {
+
+using config::KeySpec;
+using config::RecipeError;
+using config::bool_key;
+using config::check_listed_keys;
+using config::check_section;
+using config::choice_key;
+using config::int_key;
+using config::join_names;
+using config::list_key;
+using config::map_key;
+using config::number_key;
+using config::parse_int;
+using config::string_key;
+
 namespace {
 
 // --- schemas -------------------------------------------------------------

@@ -4,7 +4,7 @@
 //   r.root["optimizer"]["lr"]   // "0.05", checked; every default filled in
 //
 // Loading parses the file, applies the `--set a.b=c` assignments in order, then
-// checks every section against its schema (train/schema.h): unknown sections,
+// checks every section against its schema (config/schema.h): unknown sections,
 // keys and types are one-line errors naming the key path and the allowed names.
 // The resolved tree (after --set and defaults) is what a run records as
 // recipe.yaml and in its checkpoints.
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "config/schema.h"
 #include "core/numerics_policy.h"
-#include "train/schema.h"
 
 namespace emu::train {
 
@@ -48,14 +48,14 @@ void apply_set(YAML::Node root, const std::string& assignment);
 NumericsPolicy numerics_policy(const YAML::Node& numerics);
 
 // The top-level keys and each section's keys (for docs and `emutrain info`).
-const std::vector<KeySpec>& top_level_keys();
+const std::vector<config::KeySpec>& top_level_keys();
 std::vector<std::string> optimizer_types();
 std::vector<std::string> schedule_types();
-const std::vector<KeySpec>& optimizer_keys(const std::string& type);
-const std::vector<KeySpec>& schedule_keys(const std::string& type);
-const std::vector<KeySpec>& data_common_keys();
-const std::vector<KeySpec>& logging_keys();
-const std::vector<KeySpec>& checkpoint_keys();
+const std::vector<config::KeySpec>& optimizer_keys(const std::string& type);
+const std::vector<config::KeySpec>& schedule_keys(const std::string& type);
+const std::vector<config::KeySpec>& data_common_keys();
+const std::vector<config::KeySpec>& logging_keys();
+const std::vector<config::KeySpec>& checkpoint_keys();
 
 // "${VAR}" and "${VAR:-default}" in `s` replaced from the environment (data.root).
 std::string expand_env(const std::string& s);

@@ -1,9 +1,6 @@
 #include "train/safetensors.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "train/atomic_file.h"
 #include "train/json.h"
 
 namespace emu::train {
@@ -25,25 +23,6 @@ bool little_endian_host() {
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& problem) {
   throw CheckpointError(fmt::format("corrupt checkpoint {}: {}", path, problem));
-}
-
-void write_all(int fd, const void* data, size_t n, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw CheckpointError(fmt::format("cannot write checkpoint {}: {}", path, std::strerror(errno)));
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-std::string directory_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 }  // namespace
@@ -77,34 +56,17 @@ void write_safetensors(const std::string& path, const TensorFile& file) {
   header += "}";
   while ((8 + header.size()) % 8 != 0) header += ' ';
 
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw CheckpointError(fmt::format("cannot write checkpoint {}: {}", tmp, std::strerror(errno)));
   try {
+    AtomicFile out(path);
     unsigned char len[8];
     uint64_t n = header.size();
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-    write_all(fd, len, 8, tmp);
-    write_all(fd, header.data(), header.size(), tmp);
-    for (const Tensor& t : order)
-      write_all(fd, t.data(), static_cast<size_t>(t.numel()) * sizeof(float), tmp);
-    if (::fsync(fd) != 0)
-      throw CheckpointError(fmt::format("cannot sync checkpoint {}: {}", tmp, std::strerror(errno)));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    throw CheckpointError(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(e)));
-  }
-  int dfd = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);  // the rename itself reaches the disk
-    ::close(dfd);
+    out.write(len, 8);
+    out.write(header);
+    for (const Tensor& t : order) out.write(t.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+    out.commit();
+  } catch (const FileWriteError& e) {
+    throw CheckpointError(fmt::format("checkpoint: {}", e.what()));
   }
 }
 

@@ -30,9 +30,10 @@ struct TensorFile {
   std::map<std::string, std::string> metadata;
 };
 
-// Writes `file` atomically: into "<path>.tmp", fsync, rename over `path`, fsync
-// of the directory, so a reader (or a run killed mid-write) sees either the old
-// file or the complete new one. Tensors must be CPU tensors.
+// Writes `file` atomically (train/atomic_file.h: "<path>.tmp", fsync, rename
+// over `path`, fsync of the directory), so a reader (or a run killed
+// mid-write) sees either the old file or the complete new one. Tensors must be
+// CPU tensors; a write error is a CheckpointError naming the file.
 void write_safetensors(const std::string& path, const TensorFile& file);
 
 // Reads and validates every structural rule above; throws CheckpointError.

@@ -1,7 +1,6 @@
 #include "train/sweep_results.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -9,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "train/atomic_file.h"
+#include "train/csv.h"
 #include "train/json.h"
 
 namespace emu::train {
@@ -38,40 +39,18 @@ std::string percent(const std::optional<double>& fraction) {
   return fraction ? fmt::format("{:.2f}", 100 * *fraction) : "";
 }
 
-// The axis columns then `names`.
+// `before`, the axis columns, then `after`.
 std::string header(const SweepSpec& spec, std::initializer_list<const char*> before,
                    const std::vector<std::string>& after) {
-  std::string h;
-  for (const char* b : before) h += std::string(h.empty() ? "" : ",") + b;
-  for (const SweepAxis& a : spec.axes) h += (h.empty() ? "" : ",") + csv_field(a.name);
-  for (const std::string& n : after) h += (h.empty() ? "" : ",") + n;
-  return h + "\n";
+  std::vector<std::string> h(before.begin(), before.end());
+  for (const SweepAxis& a : spec.axes) h.push_back(a.name);
+  h.insert(h.end(), after.begin(), after.end());
+  return csv_row(h);
 }
 
 std::string number(double v, const char* spec) { return fmt::format(fmt::runtime(spec), v); }
 
 }  // namespace
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
-}
 
 std::optional<RunRecord> read_run(const std::string& run_dir) {
   const fs::path dir = run_dir;
@@ -152,16 +131,16 @@ std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& po
     if (!records[i]) continue;
     const RunRecord& r = *records[i];
     const SweepPoint& p = points[runs[i].point];
-    std::string row = csv_field(p.id);
-    for (const std::string& v : p.values) row += "," + csv_field(v);
-    row += fmt::format(",{},{},{}", runs[i].seed, r.status, r.status == "diverged" ? "yes" : "no");
-    row += "," + (r.final_train_loss ? number(*r.final_train_loss, "{:.6g}") : std::string());
-    row += "," + percent(r.final_val_acc) + "," + percent(r.final_test_acc);
-    row += "," + percent(r.best_val_acc) + "," + percent(r.best_test_acc);
-    row += "," + (r.wall_s ? number(*r.wall_s, "{:.2f}") : std::string());
-    row += "," + (r.steps ? std::to_string(*r.steps) : std::string());
-    row += "," + csv_field((fs::path(runs_dir) / runs[i].id).string());
-    out += row + "\n";
+    std::vector<std::string> row = {p.id};
+    row.insert(row.end(), p.values.begin(), p.values.end());
+    row.insert(row.end(), {fmt::format("{}", runs[i].seed), r.status, r.status == "diverged" ? "yes" : "no",
+                           r.final_train_loss ? number(*r.final_train_loss, "{:.6g}") : std::string(),
+                           percent(r.final_val_acc), percent(r.final_test_acc), percent(r.best_val_acc),
+                           percent(r.best_test_acc),
+                           r.wall_s ? number(*r.wall_s, "{:.2f}") : std::string(),
+                           r.steps ? std::to_string(*r.steps) : std::string(),
+                           (fs::path(runs_dir) / runs[i].id).string()});
+    out += csv_row(row);
   }
   return out;
 }
@@ -191,13 +170,12 @@ std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& 
       }
     }
     if (finished == 0) continue;
-    std::string row;
-    for (size_t a = 0; a < points[p].values.size(); ++a) row += (a ? "," : "") + csv_field(points[p].values[a]);
-    row += std::string(row.empty() && points[p].values.empty() ? "" : ",") + std::to_string(finished);
+    std::vector<std::string> row = points[p].values;
+    row.push_back(std::to_string(finished));
     for (size_t m = 0; m < metrics.size(); ++m) {
       const std::vector<double>& v = values[m];
       if (v.empty()) {
-        row += ",,,,";
+        row.insert(row.end(), 4, std::string());
         continue;
       }
       double mean = 0, lo = v[0], hi = v[0];
@@ -213,10 +191,10 @@ std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& 
         for (double x : v) ss += (x - mean) * (x - mean);
         sd = fmt::format("{:.3f}", std::sqrt(ss / static_cast<double>(v.size() - 1)));
       }
-      row += fmt::format(",{:.3f},{},{:.2f},{:.2f}", mean, sd, lo, hi);
+      row.insert(row.end(), {fmt::format("{:.3f}", mean), sd, fmt::format("{:.2f}", lo), fmt::format("{:.2f}", hi)});
     }
-    row += fmt::format(",{},{}", diverged, failed);
-    out += row + "\n";
+    row.insert(row.end(), {std::to_string(diverged), std::to_string(failed)});
+    out += csv_row(row);
   }
   return out;
 }

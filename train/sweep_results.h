@@ -1,6 +1,6 @@
 // What a sweep's run folder says about its run (finished or not, and its
 // figures), and the results.csv / aggregate.csv tables built from them
-// (columns in docs/studies.md).
+// (columns in docs/studies.md), written with train/csv.h.
 //
 // A run is finished when its folder has summary.json (status ok), or a
 // sweep_status.json marker with status diverged (the loss became NaN/Inf, exit
@@ -49,12 +49,5 @@ std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& po
                         const std::string& runs_dir);
 std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                           const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records);
-
-// Writes `text` to `path` through `<path>.tmp` and a rename, so a reader
-// never sees half a file.
-void write_file_atomic(const std::string& path, const std::string& text);
-
-// One CSV field, quoted when it holds a comma, quote or line break.
-std::string csv_field(const std::string& s);
 
 }  // namespace emu::train

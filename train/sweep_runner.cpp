@@ -18,8 +18,8 @@
 #include <map>
 #include <sstream>
 
+#include "train/atomic_file.h"
 #include "train/recipe.h"
-#include "train/schema.h"
 
 namespace emu::train {
 namespace fs = std::filesystem;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
+#include "config/args.h"
 #include "core/autograd.h"
 #include "core/backend.h"
 #include "data/loader.h"
@@ -22,6 +23,7 @@
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "optim/sgd.h"
+#include "train/atomic_file.h"
 #include "train/json.h"
 #include "train/progress.h"
 #include "train/data_parallel.h"
@@ -29,6 +31,12 @@
 #include "train/faults.h"
 
 namespace emu::train {
+
+using config::Args;
+using config::RecipeError;
+using config::join_names;
+using config::parse_int;
+
 namespace fs = std::filesystem;
 namespace {
 
@@ -214,7 +222,7 @@ std::string describe_summary(const TrainSummary& s, const BestAccuracy& best) {
 
 void write_summary(const std::string& run_dir, const std::string& name, const TrainSummary& s,
                    const BestAccuracy& best) {
-  std::ofstream out(fs::path(run_dir) / "summary.json", std::ios::trunc);
+  std::ostringstream out;
   out << "{\"name\":" << json_quote(name) << ",\"epochs\":" << s.epochs << ",\"steps\":" << s.steps
       << ",\"seconds\":" << json_number(s.seconds) << ",\"final\":{";
   bool first = true;
@@ -231,6 +239,8 @@ void write_summary(const std::string& run_dir, const std::string& name, const Tr
     first = false;
   }
   out << "},\"checkpoint\":" << json_quote(s.final_checkpoint) << "}\n";
+  // Atomic: a sweep takes a parseable summary.json as "this run finished".
+  write_file_atomic((fs::path(run_dir) / "summary.json").string(), out.str());
 }
 
 struct EvalSet {
@@ -430,10 +440,8 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   fs::create_directories(fs::path(run_dir) / "checkpoints");
   RunLog log(dp.writer() ? out : silent, (fs::path(run_dir) / "log.txt").string(), !resume_path.empty());
   dp.open_step_log(run_dir, !resume_path.empty());
-  {
-    std::ofstream r(fs::path(run_dir) / "recipe.yaml", std::ios::trunc);
-    r << "# resolved recipe (after --set and defaults) of " << recipe.source << "\n" << recipe.to_yaml();
-  }
+  write_file_atomic((fs::path(run_dir) / "recipe.yaml").string(),
+                    "# resolved recipe (after --set and defaults) of " + recipe.source + "\n" + recipe.to_yaml());
   log.line(fmt::format("run dir: {}", run_dir));
   for (const std::string& l : early) log.line(l);
 

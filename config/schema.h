@@ -2,24 +2,21 @@
 // hold, its kind, default and help, so that one checker can reject unknown keys
 // and bad values with the key's path and the allowed names, fill in defaults
 // (the resolved recipe shows every value a run used), and docs can list them.
+// Errors are RecipeError (config/recipe_error.h); values are read back with
+// Args (config/args.h).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace emu::train {
+#include "config/names.h"
+#include "config/recipe_error.h"
+#include "config/scalar.h"
 
-// A recipe (or model argument) that cannot be used; what() is one line that
-// names the key path, the value and what is allowed.
-class RecipeError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace emu::config {
 
 enum class KeyKind {
   Int,      // an integer in [min, max]
@@ -70,34 +67,6 @@ void check_section(YAML::Node node, const std::vector<KeySpec>& keys, const std:
 void check_listed_keys(YAML::Node node, const std::vector<KeySpec>& keys, const std::string& where,
                        const std::string& what);
 
-// "a, b, c"
-std::string join_names(const std::vector<std::string>& names);
 std::vector<std::string> key_names(const std::vector<KeySpec>& keys);
 
-// Typed reads of a checked section. Every accessor names the key path in its
-// error; values were already checked, so errors here mean a schema/code mismatch.
-class Args {
- public:
-  Args(YAML::Node node, std::string where) : node_(std::move(node)), where_(std::move(where)) {}
-  bool has(const std::string& key) const;
-  int64_t integer(const std::string& key) const;
-  double number(const std::string& key) const;
-  bool flag(const std::string& key) const;
-  std::string string(const std::string& key) const;
-  std::vector<int64_t> integers(const std::string& key) const;
-  const YAML::Node& node() const { return node_; }
-  const std::string& where() const { return where_; }
-
- private:
-  YAML::Node get(const std::string& key) const;
-  YAML::Node node_;
-  std::string where_;
-};
-
-// Scalar parsing shared by the checker and Args: strict (the whole text must
-// be the number), with the key path in the error.
-int64_t parse_int(const std::string& text, const std::string& path);
-double parse_number(const std::string& text, const std::string& path);
-bool parse_bool(const std::string& text, const std::string& path);
-
-}  // namespace emu::train
+}  // namespace emu::config

@@ -1,7 +1,10 @@
-// Typed reads of one YAML mapping of a recipe. Every error names the key's
-// full path, the value and what was expected ("data.augment.hflip: expected
-// true or false, got 'maybe'"); check_keys rejects unknown keys with the list of
-// allowed ones, so a typo never silently falls back to a default.
+// Typed reads of one YAML mapping of a recipe whose keys have no schema table:
+// the data section's loader keys, which depend on the dataset type. Every error
+// names the key's full path, the value and what was expected
+// ("data.augment.hflip: expected true or false, got 'maybe'") and is a
+// std::invalid_argument; check_keys rejects unknown keys with the list of
+// allowed ones, so a typo never silently falls back to a default. Values parse
+// with the strict scalar readers of config/scalar.h, as schema-checked keys do.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +13,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace emu::data {
+namespace emu::config {
 
 class ConfigSection {
  public:
@@ -18,7 +21,7 @@ class ConfigSection {
   ConfigSection(YAML::Node node, std::string path);
 
   const std::string& path() const { return path_; }
-  std::string key_path(const std::string& key) const { return path_ + "." + key; }
+  std::string key_path(const std::string& key) const;
   bool has(const std::string& key) const;
 
   int64_t get_int(const std::string& key, int64_t fallback) const;
@@ -48,7 +51,4 @@ class ConfigSection {
   std::string path_;
 };
 
-// "a, b, c"
-std::string join_names(const std::vector<std::string>& names);
-
-}  // namespace emu::data
+}  // namespace emu::config

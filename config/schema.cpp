@@ -1,18 +1,12 @@
-#include "train/schema.h"
+#include "config/schema.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 
-namespace emu::train {
+namespace emu::config {
 namespace {
-
-std::string path_of(const std::string& where, const std::string& key) {
-  return where.empty() ? key : where + "." + key;
-}
 
 const char* kind_name(KeyKind k) {
   switch (k) {
@@ -161,12 +155,6 @@ KeySpec int_list_key(std::string name, std::string def, std::string help, double
   return k;
 }
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? "none" : s;
-}
-
 std::vector<std::string> key_names(const std::vector<KeySpec>& keys) {
   std::vector<std::string> out;
   for (const auto& k : keys) out.push_back(k.name);
@@ -185,7 +173,7 @@ void check_section(YAML::Node node, const std::vector<KeySpec>& keys, const std:
     if (!it->first.IsScalar()) throw RecipeError(fmt::format("{}: keys must be plain names", where));
     const std::string key = it->first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      throw RecipeError(fmt::format("unknown key '{}' for {} (allowed: {})", path_of(where, key), what,
+      throw RecipeError(fmt::format("unknown key '{}' for {} (allowed: {})", key_path(where, key), what,
                                     join_names(allowed)));
   }
   check_listed_keys(node, keys, where, what);
@@ -194,7 +182,7 @@ void check_section(YAML::Node node, const std::vector<KeySpec>& keys, const std:
 void check_listed_keys(YAML::Node node, const std::vector<KeySpec>& keys, const std::string& where,
                        const std::string& what) {
   for (const auto& k : keys) {
-    const std::string path = path_of(where, k.name);
+    const std::string path = key_path(where, k.name);
     YAML::Node v = node[k.name];
     if (!v || v.IsNull()) {
       if (k.required) throw RecipeError(fmt::format("{}: missing (required for {}: {})", path, what, k.help));
@@ -205,69 +193,4 @@ void check_listed_keys(YAML::Node node, const std::vector<KeySpec>& keys, const 
   }
 }
 
-int64_t parse_int(const std::string& text, const std::string& path) {
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE)
-    throw RecipeError(fmt::format("{}: '{}' is not an integer", path, text));
-  return v;
-}
-
-double parse_number(const std::string& text, const std::string& path) {
-  errno = 0;
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    throw RecipeError(fmt::format("{}: '{}' is not a finite number", path, text));
-  return v;
-}
-
-bool parse_bool(const std::string& text, const std::string& path) {
-  static const char* yes[] = {"true", "True", "TRUE", "on", "On", "ON", "yes", "Yes", "YES"};
-  static const char* no[] = {"false", "False", "FALSE", "off", "Off", "OFF", "no", "No", "NO"};
-  for (const char* y : yes)
-    if (text == y) return true;
-  for (const char* n : no)
-    if (text == n) return false;
-  throw RecipeError(fmt::format("{}: '{}' is not true or false", path, text));
-}
-
-bool Args::has(const std::string& key) const {
-  YAML::Node v = node_[key];
-  return v && !v.IsNull();
-}
-
-YAML::Node Args::get(const std::string& key) const {
-  YAML::Node v = node_[key];
-  if (!v || v.IsNull()) throw RecipeError(fmt::format("{}: missing", path_of(where_, key)));
-  return v;
-}
-
-int64_t Args::integer(const std::string& key) const {
-  return parse_int(get(key).Scalar(), path_of(where_, key));
-}
-
-double Args::number(const std::string& key) const {
-  return parse_number(get(key).Scalar(), path_of(where_, key));
-}
-
-bool Args::flag(const std::string& key) const { return parse_bool(get(key).Scalar(), path_of(where_, key)); }
-
-std::string Args::string(const std::string& key) const {
-  YAML::Node v = get(key);
-  if (!v.IsScalar()) throw RecipeError(fmt::format("{}: expected a string", path_of(where_, key)));
-  return v.Scalar();
-}
-
-std::vector<int64_t> Args::integers(const std::string& key) const {
-  YAML::Node v = get(key);
-  std::vector<int64_t> out;
-  if (!v.IsSequence())
-    throw RecipeError(fmt::format("{}: expected a list of integers", path_of(where_, key)));
-  for (size_t i = 0; i < v.size(); ++i)
-    out.push_back(parse_int(v[i].Scalar(), fmt::format("{}[{}]", path_of(where_, key), i)));
-  return out;
-}
-
-}  // namespace emu::train
+}  // namespace emu::config

@@ -1,18 +1,16 @@
-#include "data/config.h"
+#include "config/section.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
-namespace emu::data {
+#include "config/names.h"
+#include "config/scalar.h"
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
+namespace emu::config {
 
 ConfigSection::ConfigSection(YAML::Node node, std::string path) : node_(std::move(node)), path_(std::move(path)) {}
+
+std::string ConfigSection::key_path(const std::string& key) const { return config::key_path(path_, key); }
 
 YAML::Node ConfigSection::child(const std::string& key) const {
   if (!node_.IsDefined() || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
@@ -35,56 +33,28 @@ std::string ConfigSection::scalar(const std::string& key, const char* expected) 
   return c.Scalar();
 }
 
-namespace {
-
-bool parse_int(const std::string& s, int64_t& out) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-
-bool parse_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(s.c_str(), &end);
-  return *end == '\0';
-}
-
-bool parse_float(const std::string& s, float& out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  out = std::strtof(s.c_str(), &end);  // correctly rounded to binary32
-  return *end == '\0';
-}
-
-}  // namespace
-
 int64_t ConfigSection::get_int(const std::string& key, int64_t fallback) const {
   if (!has(key)) return fallback;
   std::string s = scalar(key, "an integer");
-  int64_t v = 0;
-  if (!parse_int(s, v)) fail(key, "expected an integer, got '" + s + "'");
-  return v;
+  std::optional<int64_t> v = read_int(s);
+  if (!v) fail(key, "expected an integer, got '" + s + "'");
+  return *v;
 }
 
 double ConfigSection::get_double(const std::string& key, double fallback) const {
   if (!has(key)) return fallback;
   std::string s = scalar(key, "a number");
-  double v = 0;
-  if (!parse_double(s, v)) fail(key, "expected a number, got '" + s + "'");
-  return v;
+  std::optional<double> v = read_number(s);
+  if (!v) fail(key, "expected a number, got '" + s + "'");
+  return *v;
 }
 
 bool ConfigSection::get_bool(const std::string& key, bool fallback) const {
   if (!has(key)) return fallback;
   std::string s = scalar(key, "true or false");
-  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
-  fail(key, "expected true or false, got '" + s + "'");
+  std::optional<bool> v = read_bool(s);
+  if (!v) fail(key, "expected true or false, got '" + s + "'");
+  return *v;
 }
 
 std::string ConfigSection::get_string(const std::string& key, const std::string& fallback) const {
@@ -106,10 +76,10 @@ std::vector<float> ConfigSection::get_float_list(const std::string& key) const {
   YAML::Node c = child(key);
   if (!c.IsSequence()) fail(key, "expected a list of numbers");
   for (const auto& e : c) {
-    float v = 0;
-    if (!e.IsScalar() || !parse_float(e.Scalar(), v))
+    std::optional<float> v = e.IsScalar() ? read_float(e.Scalar()) : std::nullopt;
+    if (!v)
       fail(key, "expected a list of numbers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
-    out.push_back(v);
+    out.push_back(*v);
   }
   return out;
 }
@@ -120,10 +90,10 @@ std::vector<int64_t> ConfigSection::get_int_list(const std::string& key) const {
   YAML::Node c = child(key);
   if (!c.IsSequence()) fail(key, "expected a list of integers");
   for (const auto& e : c) {
-    int64_t v = 0;
-    if (!e.IsScalar() || !parse_int(e.Scalar(), v))
+    std::optional<int64_t> v = e.IsScalar() ? read_int(e.Scalar()) : std::nullopt;
+    if (!v)
       fail(key, "expected a list of integers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
-    out.push_back(v);
+    out.push_back(*v);
   }
   return out;
 }
@@ -145,4 +115,4 @@ void ConfigSection::check_keys(const std::vector<std::string>& allowed) const {
   }
 }
 
-}  // namespace emu::data
+}  // namespace emu::config
