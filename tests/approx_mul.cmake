@@ -7,8 +7,8 @@ add_library(approx_mul_plugin MODULE ${PROJECT_SOURCE_DIR}/examples/approx_mul_p
 set_target_properties(approx_mul_plugin PROPERTIES PREFIX "lib")
 
 emutrain_test(test_approx_mul_layers
-  SOURCES test_approx_mul_layers.cpp ${PROJECT_SOURCE_DIR}/tools/calc_batch.cpp
-  LIBS emutrain_train LABELS layers)
+  SOURCES test_approx_mul_layers.cpp
+  LIBS emutrain_train emutrain_calc LABELS layers)
 add_dependencies(test_approx_mul_layers approx_mul_plugin)
 target_compile_definitions(test_approx_mul_layers PRIVATE
   EMUTRAIN_APPROX_PLUGIN="$<TARGET_FILE:approx_mul_plugin>")

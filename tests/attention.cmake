@@ -1,7 +1,6 @@
 # Layer normalisation, multi-head attention and Transformer blocks (docs/layers_attention.md).
 emutrain_test(test_layernorm SOURCES test_layernorm.cpp LIBS emutrain_engine LABELS layers)
-emutrain_test(test_attention SOURCES test_attention.cpp ${PROJECT_SOURCE_DIR}/tools/calc_batch.cpp
-              LIBS emutrain_engine LABELS layers)
+emutrain_test(test_attention SOURCES test_attention.cpp LIBS emutrain_engine emutrain_calc LABELS layers)
 # The training runs, one CTest entry per model so that each stays well under 20 s.
 add_executable(test_copy_task test_copy_task.cpp)
 target_link_libraries(test_copy_task PRIVATE emutrain_numerics Catch2::Catch2WithMain emutrain_engine)

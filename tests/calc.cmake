@@ -2,8 +2,8 @@
 # batch calculator in-process (against the reference), and the real binary.
 emutrain_test(test_format_spec SOURCES test_format_spec.cpp)
 emutrain_test(test_calc_batch
-  SOURCES test_calc_batch.cpp ${PROJECT_SOURCE_DIR}/tools/calc_batch.cpp
-  LIBS emutrain_reference LABELS reference)
+  SOURCES test_calc_batch.cpp
+  LIBS emutrain_calc emutrain_reference LABELS reference)
 
 # The real binary, end to end, answer worked out by hand:
 #   0.1 -> binary32 0x3dcccccd = 1.6000000238 * 2^-4; fp8_e4m3 (e4m3fn) keeps 3

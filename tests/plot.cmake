@@ -1,15 +1,10 @@
-# Plots (tools/plot_*.cpp): PNG read back with stb_image, SVG structure, ticks.
-set(EMUTRAIN_PLOT_LIB_SOURCES ${PROJECT_SOURCE_DIR}/tools/plot_layout.cpp ${PROJECT_SOURCE_DIR}/tools/plot_svg.cpp
-    ${PROJECT_SOURCE_DIR}/tools/plot_png.cpp ${PROJECT_SOURCE_DIR}/tools/plot_save.cpp)
-emutrain_test(test_plot SOURCES test_plot.cpp ${EMUTRAIN_PLOT_LIB_SOURCES} LABELS plot)
+# Plots (plot/, emutrain_plot): PNG read back with stb_image, SVG structure, ticks.
+emutrain_test(test_plot SOURCES test_plot.cpp LIBS emutrain_plot LABELS plot)
 
 # compare-emulation in-process (hand-derived cases, host fp16 against op-level
 # bits) and the real binary's table against a float64 computation in the test;
 # `emutrain plot` end to end on a generated results.csv and metrics.csv.
-emutrain_test(test_compare_emulation
-  SOURCES test_compare_emulation.cpp ${PROJECT_SOURCE_DIR}/tools/compare_emulation.cpp
-          ${PROJECT_SOURCE_DIR}/tools/commands.cpp ${EMUTRAIN_PLOT_LIB_SOURCES}
-  LIBS emutrain_engine LABELS plot)
+emutrain_test(test_compare_emulation SOURCES test_compare_emulation.cpp LIBS emutrain_analysis LABELS plot)
 emutrain_test(test_plot_cli SOURCES test_plot_cli.cpp LABELS plot)
 foreach(t test_compare_emulation test_plot_cli)
   add_dependencies(${t} emutrain)

@@ -27,7 +27,7 @@ emutrain_test(test_pairs_8bit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pairs_8bit.
 # Random: 10^6 cases per operation on 16-bit formats, plus wide (accumulator) formats.
 emutrain_test(test_random_16bit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_random_16bit.cpp
               LIBS emutrain_reference LABELS reference)
-# The reduction of NUMERICS.md section 4.
+# The reduction of docs/contract.md section 4.
 emutrain_test(test_mac SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mac.cpp
               LIBS emutrain_reference LABELS reference)
 # Stochastic rounding: exact decisions and Philox statistics.

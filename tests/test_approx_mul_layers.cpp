@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "backends/cpu/gemm.h"
+#include "calc/batch.h"
 #include "core/autograd.h"
 #include "core/numerics_policy.h"
 #include "layers/activation.h"
@@ -22,7 +23,6 @@
 #include "numerics/format_spec.h"
 #include "optim/sgd.h"
 #include "tests/grad_check.h"
-#include "tools/calc_batch.h"
 #include "train/recipe.h"
 
 using namespace emu;
@@ -42,7 +42,7 @@ NumericsPolicy policy_of(std::vector<std::pair<std::string, std::string>> kv) {
 }
 
 // R_out(sum_k R_acc(acc + table product)) in k order, written out here from
-// approx_mul_value and round_value (skipping zero operands, as section 4 says).
+// approx_mul_value and round_value (skipping zero operands, as docs/contract.md section 4.3 says).
 float reference_dot(const MacPolicy& p, const ApproxMulTable& t, const std::vector<float>& a,
                     const std::vector<float>& b, const float* bias) {
   double acc = 0.0;

@@ -23,6 +23,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "calc/batch.h"
 #include "core/autograd.h"
 #include "layers/attention.h"
 #include "layers/layer_io.h"
@@ -32,7 +33,6 @@
 #include "numerics/round.h"
 #include "tests/grad_check.h"
 #include "tests/test_util.h"
-#include "tools/calc_batch.h"
 
 using namespace emu;
 using emu::test::bits;

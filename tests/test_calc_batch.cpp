@@ -1,4 +1,4 @@
-// `emutrain calc --batch` (tools/calc_batch.cpp), driven in-process through
+// `emutrain calc --batch` (calc/batch.cpp), driven in-process through
 // std::istream / std::ostream.
 //
 //   - known answers worked out by hand (and the parsing rules of docs/calc.md);
@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "calc/batch.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "tests/reference/reference.h"
-#include "tools/calc_batch.h"
 
 using emu::Family;
 using emu::Format;
@@ -405,7 +405,7 @@ void expect_value(Case& c, double v) {
     c.expected = hex32(bits_of(static_cast<float>(v)));
 }
 
-// NUMERICS.md section 4 with the draws of docs/numerics.md "Reductions",
+// docs/contract.md section 4 with the draw sites of its section 4.6,
 // composed from the reference's exact sums and products and its R_f.
 double reference_dot(bool mul_exact, const Format& mul, const Format& acc_f, const Format& out, int chunk,
                      const Format& outer_f, const std::vector<float>& a, const std::vector<float>& b,

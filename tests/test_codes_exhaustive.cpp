@@ -237,7 +237,7 @@ TEST_CASE("rounding of every code, midpoint and neighbour matches the reference 
 }
 
 TEST_CASE("hand-derived anchors: the reference and the implementation agree with the docs", "[reference]") {
-  // Each row: spec, op, a, b, rand, expected (worked out by hand from NUMERICS.md and docs/numerics.md).
+  // Each row: spec, op, a, b, rand, expected (worked out by hand from docs/contract.md).
   struct Anchor {
     const char* spec;
     const char* op;  // "round", "add", "mul", "sqrt"

@@ -1,4 +1,5 @@
-// compare-emulation (tools/compare_emulation.cpp):
+// compare-emulation (analysis/compare_emulation.h in-process; the binary
+// built from tools/compare_emulation.cpp for the printed tables):
 //  - a matmul whose exact result is representable: op-level (and layer-level) error 0;
 //  - a sum built to double-round: layer-level (fp32 sum, then bf16) rounds a
 //    tie the exact sum is above, error derived by hand; op-level with an fp64
@@ -19,13 +20,13 @@
 
 #include <unistd.h>
 
+#include "analysis/compare_emulation.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
-#include "tools/compare_emulation.h"
 
 using namespace emu;
-using namespace emu::cli;
+using namespace emu::analysis;
 namespace fs = std::filesystem;
 
 namespace {

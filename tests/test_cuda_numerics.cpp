@@ -1,5 +1,5 @@
 // The GPU computes every element-wise numerics function with the same bits as
-// the CPU: memcmp, no tolerance (NUMERICS.md section 7).
+// the CPU: memcmp, no tolerance (docs/contract.md section 7.1).
 #include <catch2/catch.hpp>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // A named corpus of edge cases, each expected value derived by hand from the
-// format definitions (NUMERICS.md, docs/numerics.md) and explained beside it.
+// format definitions (docs/contract.md) and explained beside it.
 #include <catch2/catch.hpp>
 
 #include <cmath>

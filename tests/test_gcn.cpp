@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
+#include "calc/batch.h"
 #include "core/autograd.h"
 #include "layers/gcn.h"
 #include "layers/layer_io.h"
@@ -18,7 +19,6 @@
 #include "numerics/round.h"
 #include "tests/grad_check.h"
 #include "tests/test_util.h"
-#include "tools/calc_batch.h"
 
 using namespace emu;
 

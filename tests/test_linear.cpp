@@ -9,11 +9,11 @@
 #include <random>
 #include <sstream>
 
+#include "calc/batch.h"
 #include "layers/linear.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
 #include "tests/grad_check.h"
-#include "tools/calc_batch.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
+#include "calc/batch.h"
 #include "layers/lstm.h"
 #include "layers/shape_ops.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
 #include "tests/grad_check.h"
 #include "tests/test_util.h"
-#include "tools/calc_batch.h"
 
 using namespace emu;
 

@@ -1,5 +1,5 @@
 // emu::mac_reduce (numerics/mac.h) against the reference reduction
-// emu::ref::ref_dot, which is NUMERICS.md section 4 written out literally
+// emu::ref::ref_dot, which is docs/contract.md section 4 written out literally
 // with exact rationals. Random K in 0..300, zeros (and -0) sprinkled in, with
 // and without bias and chunking, every combination of the product formats
 // (exact, e5m10, bf16) and accumulators (e5m10, fp32, fp64, int32, fixed32_16,
@@ -82,7 +82,7 @@ Operands make_operands(std::mt19937_64& rng, int64_t K) {
 
 }  // namespace
 
-TEST_CASE("mac_reduce matches the literal reduction of NUMERICS.md section 4", "[reference]") {
+TEST_CASE("mac_reduce matches the literal reduction of docs/contract.md section 4", "[reference]") {
   std::mt19937_64 rng(0x3ac0ffee);
   Mismatches m;
   auto no_draw = [](uint64_t) { return 0u; };

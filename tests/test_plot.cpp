@@ -1,4 +1,4 @@
-// The plot library (tools/plot.h, tools/plot_*.cpp):
+// The plot library (plot/plot.h, plot/*.cpp):
 //  - PNG files read back with stb_image: size of the layout, heatmap cells in
 //    the colour scale's colour for their value (ends checked against viridis'
 //    published end colours), missing cells grey, baseline outlines, text pixels
@@ -15,8 +15,8 @@
 
 #include <unistd.h>
 
-#include "tools/plot.h"
-#include "tools/plot_layout.h"
+#include "plot/layout.h"
+#include "plot/plot.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC

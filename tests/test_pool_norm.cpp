@@ -60,7 +60,7 @@ uint32_t draw(const Format& f, DrawKey key, uint32_t stage, uint64_t index) {
   return is_stochastic(f) ? philox_draw(key.seed, key.stream + stage, index) : 0;
 }
 
-// NUMERICS.md section 4 for one output: positions arrive in the canonical order through term(a, b)
+// docs/contract.md section 4 for one output: positions arrive in the canonical order through term(a, b)
 // (zero operands skipped); :sr draws at philox(key.seed, key.stream, base + site). result() is the
 // accumulator after the last position (and chunk), without the output rounding.
 struct LiteralMac {

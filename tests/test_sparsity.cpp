@@ -1,4 +1,4 @@
-// N:M sparsity (NUMERICS.md section 5, docs/sparsity.md): the nm_mask op on
+// N:M sparsity (docs/contract.md section 5.2, docs/sparsity.md): the nm_mask op on
 // hand cases and against an independent reference (a stable sort per group),
 // random scores, the masks Linear/Conv2d apply at every read from the dense
 // master copy, gradient masks and the mask statistics.

@@ -1,4 +1,4 @@
-// Stochastic rounding (:sr, docs/numerics.md): exact decisions against the
+// Stochastic rounding (:sr, docs/contract.md section 2.4): exact decisions against the
 // independent reference, and statistics of Philox-driven SR.
 //
 // The definition: cut x at the target's last bit, take the 32 bits right below

@@ -31,8 +31,10 @@
 #include "core/backend_ops_elementwise.h"
 #include "numerics/format_spec.h"
 #include "numerics/pwl.h"
+#include "plot/plot.h"
 #include "tools/commands.h"
-#include "tools/plot.h"
+#include "train/atomic_file.h"
+#include "train/csv.h"
 
 namespace emu::cli {
 namespace {
@@ -90,12 +92,9 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
     fns.push_back(function_named(o.functions.substr(s, c - s)));
     s = c + 1;
   }
-  std::ofstream summary;
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(o.out);
-    summary.open(o.out + "/approx_report.csv");
-    summary << "function,mode,format,lo,hi,points,max_abs,max_abs_at,mean_abs,max_rel\n";
-  }
+  std::string summary = train::csv_row(
+      {"function", "mode", "format", "lo", "hi", "points", "max_abs", "max_abs_at", "mean_abs", "max_rel"});
+  if (!o.out.empty()) std::filesystem::create_directories(o.out);
   out << fmt::format("Errors against float64 over {} evenly spaced points of each domain, results in {}\n",
                      o.points, format_name(fmt_));
   out << fmt::format("{:<8} {:<24} {:>18} {:>12} {:>12} {:>12} {:>12}\n", "function", "mode", "domain", "max abs",
@@ -119,7 +118,7 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
       sx.label = "f(x) (float64)";
       sa.label = mode + " in " + o.format;
       se.label = "error";
-      std::vector<std::string> rows;
+      std::string rows = train::csv_row({"x", "exact_float64", "approx", "error"});
       for (int64_t i = 0; i < o.points; ++i) {
         const float x = quantize(fmt_, static_cast<float>(lo + (hi - lo) * static_cast<double>(i) / (o.points - 1)));
         const float a = fa.pwl() ? pwl_value(fa, arith, x, 0, 1) : arith.round(pwl_exact(f, x), 0);
@@ -133,7 +132,8 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
           sx.x.push_back(x), sx.y.push_back(r);
           sa.x.push_back(x), sa.y.push_back(a);
           se.x.push_back(x), se.y.push_back(err);
-          rows.push_back(fmt::format("{},{},{},{}", x, r, a, err));
+          rows += train::csv_row({fmt::format("{}", x), fmt::format("{}", r), fmt::format("{}", a),
+                                  fmt::format("{}", err)});
         }
       }
       e.mean_abs /= static_cast<double>(e.n);
@@ -141,12 +141,11 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
       out << fmt::format("{:<8} {:<24} {:>18} {:>12.4e} {:>12.5g} {:>12.4e} {:>12.4e}\n", pwl_function_name(f),
                          mode, domain, e.max_abs, e.max_abs_at, e.mean_abs, e.max_rel);
       if (o.out.empty()) continue;
-      summary << fmt::format("{},\"{}\",{},{},{},{},{},{},{},{}\n", pwl_function_name(f), mode, o.format, lo, hi,
-                             e.n, e.max_abs, e.max_abs_at, e.mean_abs, e.max_rel);
+      summary += train::csv_row({pwl_function_name(f), mode, o.format, fmt::format("{}", lo), fmt::format("{}", hi),
+                                 fmt::format("{}", e.n), fmt::format("{}", e.max_abs), fmt::format("{}", e.max_abs_at),
+                                 fmt::format("{}", e.mean_abs), fmt::format("{}", e.max_rel)});
       const std::string stem = o.out + "/" + pwl_function_name(f) + "_" + mode_tag(mode);
-      std::ofstream csv(stem + ".csv");
-      csv << "x,exact_float64,approx,error\n";
-      for (const std::string& r : rows) csv << r << "\n";
+      train::write_file_atomic(stem + ".csv", rows);
       plot::LinePlot p, pe;
       p.title = fmt::format("{} {} in {}", pwl_function_name(f), mode, o.format);
       p.x_label = "x";
@@ -163,6 +162,7 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
     }
   }
   out << "* relative error over the points with |f(x)| >= 0.01\n";
+  if (!o.out.empty()) train::write_file_atomic(o.out + "/approx_report.csv", summary);
   if (!o.out.empty()) out << fmt::format("wrote {}/approx_report.csv, per-approximation CSVs and plots\n", o.out);
   return 0;
 }

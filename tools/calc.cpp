@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "calc/batch.h"
+#include "calc/print.h"
 #include "numerics/approx_mul.h"
 #include "numerics/format_info.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
-#include "tools/calc_batch.h"
-#include "tools/calc_format.h"
 #include "tools/commands.h"
 
 namespace emu::cli {

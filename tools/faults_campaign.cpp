@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "config/args.h"
 #include "core/autograd.h"
 #include "core/draw_key.h"
 #include "data/loader.h"
@@ -35,9 +36,11 @@
 #include "layers/layer_io.h"
 #include "numerics/format_spec.h"
 #include "models/registry.h"
+#include "plot/plot.h"
 #include "tools/commands.h"
-#include "tools/plot.h"
+#include "train/atomic_file.h"
 #include "train/checkpoint.h"
+#include "train/csv.h"
 #include "train/faults.h"
 #include "train/trainer.h"
 
@@ -145,9 +148,9 @@ int run_campaign(const CampaignArgs& a) {
   train::Recipe recipe = a.recipe.empty() ? train::recipe_from_checkpoint(a.checkpoint)
                                           : train::load_recipe(a.recipe, a.sets);
   const YAML::Node& root = recipe.root;
-  cpu_backend().set_threads(static_cast<int>(train::parse_int(root["threads"].Scalar(), "threads")));
+  cpu_backend().set_threads(static_cast<int>(config::parse_int(root["threads"].Scalar(), "threads")));
   std::unique_ptr<data::Dataset> test = data::make_dataset(root["data"], "test");
-  if (!test) throw train::RecipeError("data: this dataset has no test split");
+  if (!test) throw config::RecipeError("data: this dataset has no test split");
   std::shared_ptr<models::Model> model = models::make_model(root["model"], test->meta());
   model->apply_numerics(train::numerics_policy(root["numerics"]));
   const std::string ckpt = train::resolve_checkpoint(a.checkpoint);
@@ -170,7 +173,7 @@ int run_campaign(const CampaignArgs& a) {
   }
 
   // The test batches, once (every trial evaluates the same ones).
-  train::Args d(root["data"], "data");
+  config::Args d(root["data"], "data");
   std::vector<data::Batch> batches;
   {
     data::DataLoader loader(*test, d.integer("eval_batch_size"), false, false, st.seed, 0);
@@ -206,9 +209,11 @@ int run_campaign(const CampaignArgs& a) {
 
   const std::string out_dir = a.out.empty() ? "." : a.out;
   fs::create_directories(out_dir);
-  std::ofstream csv(fs::path(out_dir) / "faults.csv", std::ios::trunc);
-  csv << "site,module,tensor,format,elements,trials,mismatch_rate,trials_with_mismatch,mean_delta_loss,"
-         "max_delta_loss,nonfinite_loss_trials,mean_accuracy_drop\n";
+  // Written whole at the end (train/atomic_file.h): an interrupted campaign
+  // leaves the previous faults.csv, never half a table.
+  std::string csv = train::csv_row({"site", "module", "tensor", "format", "elements", "trials", "mismatch_rate",
+                                    "trials_with_mismatch", "mean_delta_loss", "max_delta_loss",
+                                    "nonfinite_loss_trials", "mean_accuracy_drop"});
   ProgressLine progress(static_cast<int64_t>(sites.size()) * a.trials);
   plot::BarChart chart;
   chart.title = fmt::format("Single-bit faults: {} trials per site", a.trials);
@@ -261,15 +266,17 @@ int run_campaign(const CampaignArgs& a) {
       progress.update(++done, fmt::format("{} {}", site_name(s), s.label()));
     }
     const double n = static_cast<double>(std::max<int64_t>(a.trials, 1));
-    csv << fmt::format("{},{},{},{},{},{},{:.6f},{},{:.6g},{:.6g},{},{:.6f}\n", site_name(s), s.module,
-                       s.label().substr(s.module.empty() ? 0 : s.module.size() + 1), format_name(s.format), s.elements,
-                       a.trials, mismatch_sum / n, with_mismatch, finite ? dloss_sum / double(finite) : std::nan(""),
-                       finite ? dloss_max : std::nan(""), nonfinite, acc_drop_sum / n);
+    csv += train::csv_row({site_name(s), s.module, s.label().substr(s.module.empty() ? 0 : s.module.size() + 1),
+                           format_name(s.format), fmt::format("{}", s.elements), fmt::format("{}", a.trials),
+                           fmt::format("{:.6f}", mismatch_sum / n), fmt::format("{}", with_mismatch),
+                           fmt::format("{:.6g}", finite ? dloss_sum / double(finite) : std::nan("")),
+                           fmt::format("{:.6g}", finite ? dloss_max : std::nan("")), fmt::format("{}", nonfinite),
+                           fmt::format("{:.6f}", acc_drop_sum / n)});
     chart.categories.push_back(fmt::format("{} {}", s.meta ? "M" : s.site == TensorSite::Weights ? "W" : "A", s.label()));
     chart.values[0].push_back(mismatch_sum / n);
   }
   progress.finish();
-  csv.close();
+  train::write_file_atomic((fs::path(out_dir) / "faults.csv").string(), csv);
   std::cout << fmt::format("wrote {}", (fs::path(out_dir) / "faults.csv").string()) << std::endl;
   if (!sites.empty()) {
     const std::string plot_path = (fs::path(out_dir) / "faults.svg").string();

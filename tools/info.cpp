@@ -90,11 +90,11 @@ int run_info(std::ostream& out) {
     }
   }
   out << "\nrecipes (docs/recipes.md)\n";
-  out << "  model.type:     " << train::join_names(models::model_types()) << "\n";
-  out << "  data.type:      " << train::join_names(data::dataset_types()) << "\n";
-  out << "  optimizer.type: " << train::join_names(train::optimizer_types()) << "\n";
-  out << "  schedule.type:  " << train::join_names(train::schedule_types()) << "\n";
-  out << "  numerics keys:  " << train::join_names(NumericsPolicy::keys()) << "\n";
+  out << "  model.type:     " << config::join_names(models::model_types()) << "\n";
+  out << "  data.type:      " << config::join_names(data::dataset_types()) << "\n";
+  out << "  optimizer.type: " << config::join_names(train::optimizer_types()) << "\n";
+  out << "  schedule.type:  " << config::join_names(train::schedule_types()) << "\n";
+  out << "  numerics keys:  " << config::join_names(NumericsPolicy::keys()) << "\n";
   return 0;
 }
 

@@ -1,8 +1,6 @@
 // `emutrain plot`: heatmaps and line plots of a sweep's results.csv or
 // aggregate.csv, and training curves of runs' metrics.csv files, written as SVG
-// and PNG (tools/plot.h; docs/plots.md). The command lives in tools/plot.cpp,
-// not tools/plot_*.cpp, so that the plot library (tools/plot_*.cpp, which
-// tests compile in) never pulls in the command registry.
+// and PNG (the plot library, plot/plot.h; docs/plots.md).
 //
 //   emutrain plot results.csv --heatmap man,exp [--metric final_test_acc] [--where mode=fp32acc]...
 //                 [--baseline 81.5 | --baseline-from RUN_DIR/summary.json] [--out FILE.svg] [--out FILE.png]
@@ -24,8 +22,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "plot/plot.h"
 #include "tools/commands.h"
-#include "tools/plot.h"
+#include "train/csv.h"
 #include "train/json.h"
 
 namespace emu::cli {
@@ -42,8 +41,8 @@ struct PlotOptions {
   std::string baseline_from;
 };
 
-// A CSV file: header and rows of text cells (plain comma separated; double
-// quotes around a cell are honoured, as spreadsheets write them).
+// A CSV file: header and rows of text cells (read by train/csv.h, so quoted
+// cells with commas, quotes and line breaks read back as written).
 struct Table {
   std::string path;
   std::vector<std::string> header;
@@ -60,42 +59,22 @@ struct Table {
   }
 };
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cell += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.push_back(cell), cell.clear();
-    } else if (c != '\r') {
-      cell += c;
-    }
-  }
-  cells.push_back(cell);
-  return cells;
-}
-
 Table read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("plot: cannot open " + path);
+  std::vector<train::CsvRecord> records;
+  try {
+    records = train::read_csv_file(path);
+  } catch (const train::CsvError& e) {
+    throw std::runtime_error(std::string("plot: ") + e.what());
+  }
+  if (records.empty()) throw std::runtime_error("plot: " + path + " is empty (expected a CSV header)");
   Table t;
   t.path = path;
-  std::string line;
-  if (!std::getline(in, line)) throw std::runtime_error("plot: " + path + " is empty (expected a CSV header)");
-  t.header = split_csv_line(line);
-  for (int n = 2; std::getline(in, line); ++n) {
-    if (line.empty() || line == "\r") continue;
-    t.rows.push_back(split_csv_line(line));
-    if (t.rows.back().size() != t.header.size())
-      throw std::runtime_error(fmt::format("plot: {} line {}: {} cells for {} columns", path, n, t.rows.back().size(),
-                                           t.header.size()));
+  t.header = std::move(records[0].fields);
+  for (size_t i = 1; i < records.size(); ++i) {
+    if (records[i].fields.size() != t.header.size())
+      throw std::runtime_error(fmt::format("plot: {} line {}: {} cells for {} columns", path, records[i].line,
+                                           records[i].fields.size(), t.header.size()));
+    t.rows.push_back(std::move(records[i].fields));
   }
   return t;
 }

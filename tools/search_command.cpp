@@ -16,6 +16,7 @@
 
 #include "numerics/format_spec.h"
 #include "tools/commands.h"
+#include "train/atomic_file.h"
 #include "train/format_search.h"
 #include "train/recipe.h"
 #include "train/sweep_runner.h"

@@ -1,4 +1,4 @@
-// NUMERICS.md section 4, written out literally with exact rationals:
+// docs/contract.md section 4, written out literally with exact rationals:
 //
 //     acc = +0
 //     for k = 0 .. K-1 (zero operands skipped):
@@ -9,7 +9,7 @@
 //
 // with `chunk: C`: each run of C consecutive terms is accumulated as above from
 // +0 and its result added to acc_outer in order; the bias then goes into
-// acc_outer (docs/numerics.md). No stochastic rounding here (rand = 0).
+// acc_outer (docs/contract.md section 4.5). No stochastic rounding here (rand = 0).
 #include "tests/reference/reference.h"
 
 namespace emu::ref {

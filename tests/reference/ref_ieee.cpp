@@ -3,7 +3,7 @@
 // fraction (m bits), bias 2^(X-1)-1, biased 0 = subnormals, the top biased
 // exponent as the specials say. Rounding finds the two neighbours of |x| on
 // the grid of its binade (exponent unbounded above, the subnormal grid below
-// 2^emin) with exact rationals and applies docs/numerics.md's rules.
+// 2^emin) with exact rationals and applies docs/contract.md section 2's rules.
 #include <gmp.h>
 
 #include <cmath>
@@ -38,7 +38,7 @@ Rational finite_value(const Ieee& g, uint64_t biased, uint64_t man) {
 }
 
 // The largest finite magnitude, read with subnormals on (a :nosub format rounds
-// on that grid first and flushes afterwards, docs/numerics.md).
+// on that grid first and flushes afterwards, docs/contract.md section 2.7).
 Rational max_finite(const Ieee& g) {
   const uint64_t man_all = (1ull << g.m) - 1;
   switch (g.specials) {

@@ -24,7 +24,7 @@ bool step_up(Rounding mode, bool negative, Half where, bool lower_odd, uint32_t 
     case Rounding::Down:
       return negative;
     case Rounding::Stochastic:
-      // Away from zero exactly when below32 + rand >= 2^32 (docs/numerics.md).
+      // Away from zero exactly when below32 + rand >= 2^32 (docs/contract.md section 2.4).
       return static_cast<uint64_t>(below32) + rand >= (1ull << 32);
   }
   return false;

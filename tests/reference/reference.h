@@ -1,5 +1,5 @@
 // An independent reference ("oracle") for numerics/: the same semantics
-// (../shared/NUMERICS.md and docs/numerics.md), computed a different way.
+// (docs/contract.md), computed a different way.
 //
 // It shares no code with numerics/. It reads emu::Format only as a plain
 // description of a format (family, exp_bits, man_bits, specials, subnormals,
@@ -53,7 +53,7 @@ double ref_round(const Format& f, const Rational& value, bool tail, uint32_t ran
 // R_f(x) for any exact extended real, special values included.
 double ref_round(const Format& f, const RefExact& x, uint32_t rand);
 
-// The SR quantity of docs/numerics.md for a nonzero finite `value` strictly
+// The SR quantity of docs/contract.md section 2.4 for a nonzero finite `value` strictly
 // between two neighbours of f: floor(2^32 * (distance from the lower-magnitude
 // neighbour) / unit), where for posits the unit is one step of the encoding
 // (the bits of the (n+32)-bit posit below the cut). Exposed for the tests.
@@ -76,9 +76,9 @@ RefExact exact_product(const RefExact& a, const RefExact& b);
 RefExact exact_quotient(const RefExact& a, const RefExact& b);
 RefExact exact_square_root(const RefExact& a);
 
-// NUMERICS.md section 4, literally: sequential in k, zero operands skipped,
+// docs/contract.md section 4, literally: sequential in k, zero operands skipped,
 // runs of `chunk` terms (0: none) promoted into `acc_outer`, bias added in the
-// last accumulator (acc_outer when chunked, as docs/numerics.md says), then
+// last accumulator (acc_outer when chunked, as docs/contract.md section 4.5 says), then
 // rounded to `out`. No stochastic rounding (rand = 0 everywhere).
 //   a, b: K operands each; bias: one value or null -> y
 double ref_dot(bool mul_exact, const Format& mul, const Format& acc, const Format& out, int chunk,

@@ -1,4 +1,4 @@
-#include "tools/calc_batch.h"
+#include "calc/batch.h"
 
 #include <fmt/format.h>
 

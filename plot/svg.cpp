@@ -1,4 +1,4 @@
-// The SVG back-end of tools/plot.h: a Figure's primitives as SVG elements, in
+// The SVG back-end of plot/plot.h: a Figure's primitives as SVG elements, in
 // drawing order, with text as text (monospace, stretched by textLength to the
 // width the layout gave it, so nothing the layout kept apart can overlap).
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <type_traits>
 
-#include "tools/plot_layout.h"
+#include "plot/layout.h"
 
 namespace emu::plot {
 namespace {

@@ -1,11 +1,11 @@
-// plot::save (tools/plot.h): checks a plot, lays it out once (plot_layout.cpp)
+// plot::save (plot/plot.h): checks a plot, lays it out once (layout.cpp)
 // and writes it as SVG or PNG by the file's extension.
 #include <cctype>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
-#include "tools/plot_layout.h"
+#include "plot/layout.h"
 
 
 namespace emu::plot {

@@ -1,10 +1,10 @@
-// The layout shared by the SVG and PNG back-ends of tools/plot.h: each plot is
+// The layout shared by the SVG and PNG back-ends of plot/plot.h: each plot is
 // laid out once into a Figure of primitives (lines, polylines, rectangles,
-// dots, text) in pixel coordinates, y down; plot_svg.cpp writes them as SVG
-// elements and plot_png.cpp rasterises them, so both files place every tick,
+// dots, text) in pixel coordinates, y down; svg.cpp writes them as SVG
+// elements and png.cpp rasterises them, so both files place every tick,
 // label and cell at the same position.
 //
-// Text metrics are those of the PNG bitmap font (tools/plot_font.h): a glyph
+// Text metrics are those of the PNG bitmap font (plot/font.h): a glyph
 // cell is 6 x 11 units times the text's integer scale; the SVG writer sets
 // textLength so that its monospace text spans the same width.
 #pragma once
@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "tools/plot.h"
+#include "plot/plot.h"
 
 namespace emu::plot {
 

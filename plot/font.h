@@ -1,7 +1,7 @@
 // The bitmap font of the PNG plots: ASCII 32..126, each glyph 5 columns by 9
 // rows ('#' ink, '.' paper). Rows 0..6 hold capitals and digits (cap height 7),
 // lower case sits on rows 2..6, descenders use rows 7 and 8. Drawn for this
-// project (public domain); plot_png.cpp draws a glyph in a 6 x 11 cell (one
+// project (public domain); png.cpp draws a glyph in a 6 x 11 cell (one
 // column and two rows of spacing), scaled by whole numbers so strokes stay crisp.
 #pragma once
 

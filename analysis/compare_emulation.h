@@ -1,33 +1,19 @@
-// `emutrain compare-emulation`: how far layer-level emulation (inputs rounded
-// to the format, products and sums in plain fp32, output rounded: the
-// QPyTorch / GoldenEye style) and op-level emulation (every product and sum
-// rounded by the engine's multiply-accumulate path, mul = format, acc = --acc,
-// out = format) land from a float64 reference on the same rounded inputs, for
-// one matmul or 3x3 convolution (docs/plots.md).
-//
-//   emutrain compare-emulation --op matmul --size 64,64,256 --range -1,1 --format bf16,fp16 [--acc fp32]
-//                              [--seed 1] [--trials 3] [--out DIR]
+// How far layer-level emulation (inputs rounded to the format, products and
+// sums in plain fp32, output rounded: the QPyTorch / GoldenEye style) and
+// op-level emulation (every product and sum rounded by the engine's
+// multiply-accumulate path, mul = format, acc = acc, out = format) land from a
+// float64 reference on the same rounded inputs, for one matmul or 3x3
+// convolution: the computations of `emutrain compare-emulation` (the command,
+// its table and plots are tools/compare_emulation.cpp; docs/plots.md).
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "numerics/format.h"
 
-namespace emu::cli {
-
-struct CompareOptions {
-  std::string op = "matmul";             // matmul | conv3x3
-  std::vector<int64_t> size;             // matmul: M,N,K; conv3x3: N,C,H,W,O (stride 1, padding 1)
-  double lo = -1, hi = 1;                // inputs uniform in [lo, hi)
-  std::vector<std::string> formats{"bf16"};
-  std::string acc = "fp32";              // op-level accumulator
-  uint64_t seed = 1;
-  int trials = 1;
-  std::string out_dir;                   // "": no files; else <op>.csv, .svg and .png there
-};
+namespace emu::analysis {
 
 // Inputs of one operand: x_i = (float)(lo + (hi - lo) * u_i), u_i = (philox_draw(seed, stream, i) >> 8) * 2^-24
 // (binary32 nearest of the double). Trial t draws its first operand (A, or x) from stream 2t, the
@@ -64,7 +50,4 @@ ErrorStats error_stats(std::vector<double> errors);
 // What the host does for fp16 arithmetic (native instructions, or float then round).
 std::string host_fp16_note();
 
-// Prints the table (and writes the files under out_dir); returns the exit code.
-int run_compare_emulation(const CompareOptions& opts, std::ostream& out);
-
-}  // namespace emu::cli
+}  // namespace emu::analysis

@@ -1,4 +1,4 @@
-#include "tools/calc_format.h"
+#include "calc/print.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Layout of line plots, heatmaps and bar charts into Figures of primitives
-// (tools/plot_layout.h), shared by the SVG and PNG back-ends.
-#include "tools/plot_layout.h"
+// (plot/layout.h), shared by the SVG and PNG back-ends.
+#include "plot/layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tools/plot_font.h"
+#include "plot/font.h"
 
 namespace emu::plot {
 namespace {

@@ -1,5 +1,5 @@
-// The PNG back-end of tools/plot.h: a Figure rasterised into RGB pixels with
-// the bitmap font of tools/plot_font.h, written by stb_image_write.
+// The PNG back-end of plot/plot.h: a Figure rasterised into RGB pixels with
+// the bitmap font of plot/font.h, written by stb_image_write.
 //
 // The figure is drawn at twice its size and averaged down 2 x 2, which smooths
 // slanted lines; filled areas and text (drawn on whole pixels) keep their exact
@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "tools/plot_font.h"
-#include "tools/plot_layout.h"
+#include "plot/font.h"
+#include "plot/layout.h"
 
 // stb_image_write's implementation, with internal linkage so that nothing else
 // in the program can clash with it.
