@@ -3,7 +3,7 @@
 // Integer arithmetic on 128-bit significands: sums and products are exact,
 // quotients keep >= 126 and roots >= 97 significant bits plus a sticky bit: one
 // correct rounding into any format follows, stochastic rounding of binary64-wide
-// accumulators included (p + 32 bits needed; NUMERICS.md section 3).
+// accumulators included (p + 32 bits needed; docs/contract.md section 3.2).
 #pragma once
 
 #include "numerics/exact.h"

@@ -318,7 +318,7 @@ EMU_HD F fast_ieee_rne_f32(const FastIeeeRneF32& p, F x) {
 // ---------------------------------------------------------------------------
 // Posits posit<n>_<es>, round to nearest even, binary64 lanes, in the binades
 // where the posit grid is uniform: 2^s with at least one fraction bit,
-// s in [smin, smax]. There the posit rounding of docs/numerics.md (cut the bit
+// s in [smin, smax]. There the posit rounding of docs/contract.md section 2.9 (cut the bit
 // string after n-1 bits, ties to the even code) is rounding to F(s) fraction
 // bits with ties to an even fraction:
 //   F(s) = n - 3 - es - (t >> es),  t = s >= 0 ? s : -s - 1.

@@ -1,4 +1,4 @@
-// Format spec strings (NUMERICS.md section 2): parse, print, validate.
+// Format spec strings (docs/contract.md section 2): parse, print, validate.
 //
 //   parse_format("fp8_e4m3:sat:rtz")  -> Format
 //   format_name(f)                    -> "fp8_e4m3:rtz:sat" (canonical; parses back to f)

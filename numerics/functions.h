@@ -1,5 +1,5 @@
 // The project's own binary32 non-linear functions: the `exact` mode of
-// NUMERICS.md section 5 (exp, log, tanh, sigmoid, erf, gelu, silu, rsqrt,
+// docs/contract.md section 9 (exp, log, tanh, sigmoid, erf, gelu, silu, rsqrt,
 // reciprocal, sqrt). A layer computes f(x) here and then rounds the binary32
 // result to its output format; no libm or CUDA math result ever reaches an
 // emulated value.

@@ -3,7 +3,7 @@
 // Every bit-level function in numerics/ is written once and compiled both by
 // the host compiler (CPU backend, tools, tests) and by nvcc (CUDA kernels).
 // EMU_HD marks them; nothing here may call libm or a CUDA math intrinsic, so
-// both compilers produce the same bits (NUMERICS.md section 7).
+// both compilers produce the same bits (docs/contract.md section 7.3).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 namespace emu {
 
 // The value an overflowing result takes: Inf, NaN (fn formats) or the largest
-// finite value, as NUMERICS.md section 2 prescribes for the rounding mode.
+// finite value, as docs/contract.md section 2.5 prescribes for the rounding mode.
 EMU_HD double ieee_overflow(const Format& f, bool negative, bool toward_zero) {
   if (f.specials == Specials::FiniteOnly || f.saturate || toward_zero)
     return with_sign(f.max_finite, negative);

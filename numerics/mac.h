@@ -1,4 +1,4 @@
-// The multiply-accumulate reduction of NUMERICS.md section 4, defined once.
+// The multiply-accumulate reduction of docs/contract.md section 4, defined once.
 //
 //   a, b: K operands each (used as given) -> y = R_out(sum_k R_mul(a_k b_k))
 //

@@ -1,6 +1,6 @@
 // Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel Random Numbers: As Easy
 // as 1, 2, 3", SC'11), the counter-based generator behind every random draw in
-// emutrain (NUMERICS.md section 6).
+// emutrain (docs/contract.md section 6).
 //
 // Why Philox: it is what cuRAND calls CURAND_RNG_PSEUDO_PHILOX4_32_10, so a
 // CUDA kernel may call curand() and the CPU backend these functions and both

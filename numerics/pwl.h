@@ -1,5 +1,5 @@
-// Piecewise-linear approximations of the non-linear functions (NUMERICS.md
-// section 5, docs/functions.md "Piecewise-linear approximations").
+// Piecewise-linear approximations of the non-linear functions (docs/contract.md
+// section 9.3, docs/functions.md "Piecewise-linear approximations").
 //
 //   FunctionApprox t = make_pwl(PwlFunction::Tanh, 3);   // pwl:3 over [-3, 3]
 //   FunctionApprox u = parse_function_approx(PwlFunction::Tanh, "pwl:-3,-1,0,1,3");

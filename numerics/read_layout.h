@@ -1,5 +1,5 @@
 // How a tensor's elements group into the rows of the reductions that read it
-// (NUMERICS.md sections 2 and 5): block formats share metadata over blocks of
+// (docs/contract.md sections 5.2 and 8.2): block formats share metadata over blocks of
 // B consecutive elements of a row, and N:M masks keep N of every M consecutive
 // elements of a row, where a row is the run of operands one output element
 // reduces over.

@@ -1,4 +1,4 @@
-// R_F: rounding into any format, and the arithmetic of NUMERICS.md section 3.
+// R_F: rounding into any format, and the arithmetic of docs/contract.md section 3.
 //
 // These are the entry points the CPU backend, the CUDA kernels, the calculator
 // and the tests call. `rand` is one 32-bit Philox draw (numerics/philox.h); it

@@ -47,7 +47,7 @@ EMU_HD CutValue cut_bits(u128 bits, int bits_exp, bool sticky, int cut_exp) {
 // Whether to add one unit to the magnitude `c.kept` of a value of sign
 // `negative`. `rand` is used by stochastic rounding only: the result rounds away
 // from zero exactly when below32 + rand carries out of 32 bits, i.e. with
-// probability (cut-off part) / unit, truncated to 32 bits (docs/numerics.md).
+// probability (cut-off part) / unit, truncated to 32 bits (docs/contract.md section 2.4).
 EMU_HD bool round_up_magnitude(Rounding mode, bool negative, const CutValue& c, uint32_t rand) {
   bool inexact = c.round || c.sticky;
   switch (mode) {
