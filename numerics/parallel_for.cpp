@@ -42,6 +42,11 @@ class Pool {
  public:
   // Runs the loop on the pool, or returns false when another thread's loop
   // holds it (the caller then runs its parts itself).
+  int workers() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int>(workers_.size());
+  }
+
   bool try_run(int parts, const std::function<void(int)>& part) {
     std::unique_lock<std::mutex> owner(owner_, std::try_to_lock);
     if (!owner.owns_lock()) return false;
@@ -143,6 +148,8 @@ int resolve_threads(int threads) {
   const unsigned h = std::thread::hardware_concurrency();
   return h ? static_cast<int>(h) : 1;
 }
+
+int pool_workers() { return pool().workers(); }
 
 void parallel_parts(int parts, const std::function<void(int)>& part) {
   if (parts <= 1) {

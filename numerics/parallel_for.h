@@ -40,6 +40,10 @@ inline constexpr int64_t kGrainElements = int64_t{1} << 14;
 // every hardware thread (std::thread::hardware_concurrency(), 1 if unknown).
 int resolve_threads(int threads);
 
+// How many worker threads the pool has started in this process so far (they
+// are never ended): for tests and diagnostics.
+int pool_workers();
+
 // part(0) .. part(parts - 1), each once, side by side on the pool (part 0 in
 // the calling thread); returns when all have returned. If parts throw, the
 // first exception caught is rethrown here after every part has finished.

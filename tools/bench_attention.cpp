@@ -22,6 +22,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "core/autograd.h"
 #include "layers/transformer.h"
+#include "numerics/parallel_for.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
 
@@ -98,7 +99,7 @@ Timing measure(TransformerEncoderBlock& block, const Tensor& x, const Tensor& gy
 int run_bench_attention(const BenchAttentionOptions& o, std::ostream& out) {
   if (o.batch <= 0 || o.seq <= 0 || o.embed <= 0 || o.heads <= 0 || o.ff <= 0 || o.embed % o.heads != 0)
     throw std::invalid_argument("bench attention: sizes must be positive and --heads must divide --embed");
-  const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const int threads = resolve_threads(o.threads);
   cpu_backend().set_threads(threads);
   std::vector<std::string> specs = o.policies;
   if (specs.empty()) specs.assign(std::begin(kDefaultPolicies), std::end(kDefaultPolicies));

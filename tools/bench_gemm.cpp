@@ -2,6 +2,7 @@
 // OpenBLAS SGEMM on the same operands in the same process and run.
 //
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
+#include "numerics/parallel_for.h"
 #include "tools/bench_gemm.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
@@ -108,7 +109,7 @@ int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
   ensure_openblas_coretype(out);
   if (o.m <= 0 || o.n <= 0 || o.k <= 0)
     throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
-  const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const int threads = resolve_threads(o.threads);
   const int64_t M = o.m, N = o.n, K = o.k;
   const double macs = static_cast<double>(M) * N * K;
 

@@ -23,6 +23,7 @@
 #include "core/autograd.h"
 #include "layers/lstm.h"
 #include "layers/shape_ops.h"
+#include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
@@ -54,8 +55,7 @@ Tensor random_input(const Shape& shape, uint64_t seed) {
 int run_bench_lstm(const BenchLstmOptions& o, std::ostream& out) {
   if (o.n <= 0 || o.t <= 0 || o.i <= 0 || o.h <= 0)
     throw std::invalid_argument("bench lstm: --n, --t, --i and --h must be positive");
-  const int threads =
-      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = resolve_threads(o.threads);
   cpu_backend().set_threads(threads);
   const double tokens = static_cast<double>(o.n) * o.t;
   // Gate MACs of the forward; backward: the hidden-state, input and weight gradients, 3x.
