@@ -2,7 +2,6 @@
 // OpenBLAS SGEMM on the same operands in the same process and run.
 //
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
-#include "numerics/parallel_for.h"
 #include "tools/bench_gemm.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
@@ -25,6 +24,7 @@
 
 #include "backends/cpu/gemm.h"
 #include "numerics/format_spec.h"
+#include "numerics/parallel_for.h"
 
 // OpenBLAS's CBLAS entry points (libopenblas, LP64), declared here so that the
 // tool does not depend on where the distribution puts cblas.h.
