@@ -33,28 +33,25 @@ std::string ConfigSection::scalar(const std::string& key, const char* expected) 
   return c.Scalar();
 }
 
-int64_t ConfigSection::get_int(const std::string& key, int64_t fallback) const {
-  if (!has(key)) return fallback;
-  std::string s = scalar(key, "an integer");
-  std::optional<int64_t> v = read_int(s);
-  if (!v) fail(key, "expected an integer, got '" + s + "'");
+// The value of scalar `key` as `read` parses it; "expected <what>, got '<text>'" when it does not.
+template <typename T>
+T ConfigSection::typed(const std::string& key, const char* what, std::optional<T> (*read)(const std::string&)) const {
+  const std::string s = scalar(key, what);
+  const std::optional<T> v = read(s);
+  if (!v) fail(key, std::string("expected ") + what + ", got '" + s + "'");
   return *v;
+}
+
+int64_t ConfigSection::get_int(const std::string& key, int64_t fallback) const {
+  return has(key) ? typed<int64_t>(key, "an integer", read_int) : fallback;
 }
 
 double ConfigSection::get_double(const std::string& key, double fallback) const {
-  if (!has(key)) return fallback;
-  std::string s = scalar(key, "a number");
-  std::optional<double> v = read_number(s);
-  if (!v) fail(key, "expected a number, got '" + s + "'");
-  return *v;
+  return has(key) ? typed<double>(key, "a number", read_number) : fallback;
 }
 
 bool ConfigSection::get_bool(const std::string& key, bool fallback) const {
-  if (!has(key)) return fallback;
-  std::string s = scalar(key, "true or false");
-  std::optional<bool> v = read_bool(s);
-  if (!v) fail(key, "expected true or false, got '" + s + "'");
-  return *v;
+  return has(key) ? typed<bool>(key, "true or false", read_bool) : fallback;
 }
 
 std::string ConfigSection::get_string(const std::string& key, const std::string& fallback) const {

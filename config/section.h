@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ class ConfigSection {
  private:
   YAML::Node child(const std::string& key) const;
   std::string scalar(const std::string& key, const char* expected) const;
+  template <typename T>
+  T typed(const std::string& key, const char* what, std::optional<T> (*read)(const std::string&)) const;
   YAML::Node node_;
   std::string path_;
 };

@@ -166,21 +166,32 @@ function check_paths(file, i, line,    s, token, before, after) {
   }
 }
 
-# Section, heading and (in the contract) bare section citations that start on line i.
-function check_sections(file, i, line, joined,    s, offset, m, token, target, quoted, before) {
-  s = joined; offset = 0
-  while (match(s, CITE) && offset + RSTART <= length(line)) {
-    m = substr(s, RSTART, RLENGTH)
+# The matches of `pattern` in `joined` (line i joined with its continuation) that start on
+# line i itself, into found[1..n], each with the text before it in before[k]; returns n.
+function matches_on_line(line, joined, pattern, found, before,    s, offset, n) {
+  split("", found); split("", before)
+  s = joined; offset = 0; n = 0
+  while (match(s, pattern) && offset + RSTART <= length(line)) {
+    found[++n] = substr(s, RSTART, RLENGTH)
+    before[n] = substr(s, 1, RSTART - 1)
     offset += RSTART + RLENGTH - 1; s = substr(s, RSTART + RLENGTH)
+  }
+  return n
+}
+
+# Section, heading and (in the contract) bare section citations that start on line i.
+function check_sections(file, i, line, joined,    n, k, m, found, before, token, target, quoted) {
+  n = matches_on_line(line, joined, CITE, found, before)
+  for (k = 1; k <= n; k++) {
+    m = found[k]
     match(m, MDTOK)
     token = substr(m, RSTART, RLENGTH)
     target = resolve(token, file)
     if (target != "") check_numbers(file, i, token, target, m)
   }
-  s = joined; offset = 0
-  while (match(s, QUOTED) && offset + RSTART <= length(line)) {
-    m = substr(s, RSTART, RLENGTH)
-    offset += RSTART + RLENGTH - 1; s = substr(s, RSTART + RLENGTH)
+  n = matches_on_line(line, joined, QUOTED, found, before)
+  for (k = 1; k <= n; k++) {
+    m = found[k]
     match(m, MDTOK)
     token = substr(m, RSTART, RLENGTH)
     target = resolve(token, file)
@@ -190,14 +201,11 @@ function check_sections(file, i, line, joined,    s, offset, m, token, target, q
       report(file, i, "cites heading \"" quoted "\" of " target ", which has no such heading")
   }
   if (file != "docs/contract.md") return
-  s = joined; offset = 0
-  while (match(s, SECREF) && offset + RSTART <= length(line)) {
-    m = substr(s, RSTART, RLENGTH)
-    before = substr(s, 1, RSTART - 1)
-    offset += RSTART + RLENGTH - 1; s = substr(s, RSTART + RLENGTH)
-    if (before ~ /\.md[]`)]*[ ]+$/) continue  # a citation of another file, checked above
-    if (substr(before, length(before) - 24) ~ /OCP|IEEE|Posit/) continue  # an outside standard's section
-    check_numbers(file, i, "docs/contract.md", "docs/contract.md", m)
+  n = matches_on_line(line, joined, SECREF, found, before)
+  for (k = 1; k <= n; k++) {
+    if (before[k] ~ /\.md[]`)]*[ ]+$/) continue  # a citation of another file, checked above
+    if (substr(before[k], length(before[k]) - 24) ~ /OCP|IEEE|Posit/) continue  # an outside standard's section
+    check_numbers(file, i, "docs/contract.md", "docs/contract.md", found[k])
   }
 }
 
