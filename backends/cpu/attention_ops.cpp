@@ -26,8 +26,6 @@ namespace emu {
 namespace {
 
 using cpu_checks::check_result;
-using cpu_reduce::parallel_for;
-using cpu_reduce::resolve_threads;
 
 // --- per-head products ---------------------------------------------------
 
@@ -312,7 +310,7 @@ void CpuBackend::attention_softmax_forward_fn(const MacPolicy& p, const Function
   const bool native = native_sum(p);
   const bool fast = native && is_plain_fp32(p.out);
   const ElementArith arith(p.out, key.seed, key.stream);
-  cpu_parallel_for(sh.N * sh.H * sh.T, row_grain(sh.S), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(sh.N * sh.H * sh.T, threads_, row_grain(sh.S), [&](int64_t r0, int64_t r1) {
     if (fast)
       softmax_rows(Fp32Arith{}, p, exp, scale, sh, true, sp, yp, key, r0, r1);
     else
@@ -336,7 +334,7 @@ void CpuBackend::attention_softmax_backward(const MacPolicy& p, float scale, boo
   float* out = gs.data();
   const ElementArith arith(p.out, key.seed, key.stream);
   const bool plain = is_plain_fp32(p.out);
-  cpu_parallel_for(sh.N * sh.H * sh.T, row_grain(sh.S), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(sh.N * sh.H * sh.T, threads_, row_grain(sh.S), [&](int64_t r0, int64_t r1) {
     if (plain)
       softmax_grad_rows(Fp32Arith{}, p, scale, sh, yp, gp, out, key, r0, r1);
     else

@@ -25,7 +25,7 @@ void CpuBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, co
   float* yp = out.data();
   // Rows are independent; a row of many small blocks is cheap, so grain in elements.
   const int64_t grain = l.len > 0 ? (4096 + l.len - 1) / l.len : 1;
-  cpu_parallel_for(l.rows(), grain, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(l.rows(), threads_, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       for (int64_t j = 0; j < per_row; ++j) {
         const int64_t k0 = j * B, k1 = k0 + B < l.len ? k0 + B : l.len;

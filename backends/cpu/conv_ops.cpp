@@ -32,8 +32,6 @@ using cpu_checks::check_shape;
 using cpu_rows::direct_reduce;
 using cpu_rows::draws_random;
 
-using cpu_reduce::parallel_for;
-using cpu_reduce::resolve_threads;
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
 

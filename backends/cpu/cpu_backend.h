@@ -31,14 +31,7 @@ class CpuBackend : public Backend {
 
 CpuBackend& cpu_backend();
 
-// Runs body(lo, hi) over [0, n) split into contiguous chunks of at least
-// `grain` elements on up to `threads` threads (0: all hardware threads) of the
-// CPU thread pool: parallel_for of numerics/parallel_for.h, in the argument
-// order of the element-wise ops. Chunking never changes results: each
-// element's arithmetic is independent.
-inline void cpu_parallel_for(int64_t n, int64_t grain, int threads,
-                             const std::function<void(int64_t, int64_t)>& body) {
-  parallel_for(n, threads, grain, body);
-}
+// The CPU ops run their parallel loops on the CPU thread pool:
+// parallel_for / parallel_tasks of numerics/parallel_for.h.
 
 }  // namespace emu

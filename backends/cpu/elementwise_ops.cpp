@@ -1,5 +1,5 @@
 // Activations and the element-wise add on the CPU, threaded over contiguous
-// chunks of elements (cpu_parallel_for: the CPU thread pool).
+// chunks of elements (parallel_for: the CPU thread pool).
 //
 // Each op has a plain fp32 fast path (Fp32Arith: native binary32 operations,
 // vectorisable) and the general path (ElementArith: exact operations rounded
@@ -95,13 +95,13 @@ void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, c
   const bool plain = is_plain_fp32(out);
   if (fn.pwl() && kind != Activation::Relu) {
     const ElementArith arith(out, key.seed, key.stream);
-    cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+    parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
       if (plain) pwl_values(Fp32Arith{}, fn, xp, yp, lo, hi);
       else pwl_values(arith, fn, xp, yp, lo, hi);
     });
     return;
   }
-  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     switch (kind) {
       case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
       case Activation::Gelu: activation_values<Activation::Gelu>(xp, yp, lo, hi); break;
@@ -131,7 +131,7 @@ void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, 
   const bool plain = is_plain_fp32(g);
   const ElementArith arith(g, key.seed, key.stream);
   const bool pwl = fn.pwl() && kind != Activation::Relu;
-  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (pwl && plain) pwl_grads(Fp32Arith{}, fn, xp, gp, out, lo, hi);
     else if (pwl) pwl_grads(arith, fn, xp, gp, out, lo, hi);
     else if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
@@ -148,7 +148,7 @@ void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor&
   float* out = y.data();
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, key.seed, key.stream);
-  cpu_parallel_for(a.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(a.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (plain) add_values(Fp32Arith{}, ap, bp, out, lo, hi);
     else add_values(arith, ap, bp, out, lo, hi);
   });

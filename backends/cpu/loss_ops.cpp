@@ -41,7 +41,6 @@ namespace emu {
 
 namespace {
 
-using cpu_rows::kGrainElements;
 using cpu_rows::row_grain;
 
 
@@ -162,7 +161,7 @@ void CpuBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits,
   const bool native = native_dot(p);
   const float* lp = logp.data();
   std::vector<double> rows(static_cast<size_t>(N), 0.0);
-  cpu_parallel_for(N, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(N, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
     std::vector<float> q(static_cast<size_t>(C), q_off);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t t = cls[static_cast<size_t>(r)];
@@ -203,7 +202,7 @@ void CpuBackend::cross_entropy_backward(const Format& g, const Tensor& logp, con
   float* out = glogits.data();
   const ElementArith arith(g, key.seed, key.stream);
   const bool plain = is_plain_fp32(g);
-  cpu_parallel_for(N, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(N, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
     if (plain) ce_grad_rows(Fp32Arith{}, lp, cls, q_on, q_off, w, out, C, r0, r1);
     else ce_grad_rows(arith, lp, cls, q_on, q_off, w, out, C, r0, r1);
   });
@@ -224,7 +223,7 @@ void CpuBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& 
   const int64_t n = x.numel();
   const ElementArith arith(p.out, key.seed, key.stream);
   const bool plain = is_plain_fp32(p.out);
-  cpu_parallel_for(n, kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(n, threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (plain) sub_values(Fp32Arith{}, xp, tp, dp, lo, hi);
     else sub_values(arith, xp, tp, dp, lo, hi);
   });
@@ -253,7 +252,7 @@ void CpuBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor&
   float* out_t = gtarget ? gtarget->data() : nullptr;
   const ElementArith arith(g, key.seed, key.stream);
   const bool plain = is_plain_fp32(g);
-  cpu_parallel_for(n, kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(n, threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (plain) scale_values(Fp32Arith{}, dp, w, out, out_t, lo, hi);
     else scale_values(arith, dp, w, out, out_t, lo, hi);
   });

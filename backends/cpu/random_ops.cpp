@@ -45,7 +45,7 @@ void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x,
   const uint64_t threshold = dropout_threshold(p);
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, round_key.seed, round_key.stream);
-  cpu_parallel_for(x.numel(), kGrainElements, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (plain) dropout_range(Fp32Arith{}, threshold, scale, xp, yp, mask_key, lo, hi);
     else dropout_range(arith, threshold, scale, xp, yp, mask_key, lo, hi);
   });

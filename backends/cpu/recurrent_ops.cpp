@@ -146,7 +146,7 @@ template <class Body>
 void for_units(const Format& f, DrawKey step, int64_t units, int threads, const Body& body) {
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, step.seed, step.stream);
-  cpu_parallel_for(units, kGrain, threads, [&](int64_t lo, int64_t hi) {
+  parallel_for(units, threads, kGrain, [&](int64_t lo, int64_t hi) {
     if (plain)
       body(Fp32Arith{}, lo, hi);
     else

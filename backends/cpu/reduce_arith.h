@@ -16,10 +16,6 @@
 
 namespace emu::cpu_reduce {
 
-// fn(begin, end) over [0, n) in at most `threads` contiguous parts of at least `grain` items.
-using ::emu::parallel_for;
-using ::emu::resolve_threads;
-
 inline float canonical(float v) { return v != v ? static_cast<float>(quiet_nan()) : v; }
 inline bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v; }
 

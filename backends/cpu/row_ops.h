@@ -13,12 +13,10 @@
 #include "backends/cpu/reduce_arith.h"
 #include "core/draw_key.h"
 #include "numerics/mac.h"
+#include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 
 namespace emu::cpu_rows {
-
-// Elements per thread task of the element-wise and row-wise loops (numerics/parallel_for.h).
-using ::emu::kGrainElements;
 
 // Rows per thread task: at least ~16K floats each.
 inline int64_t row_grain(int64_t row_floats) {
@@ -67,7 +65,7 @@ template <class Terms>
 void direct_reduce(const MacPolicy& p, int64_t outputs, int64_t K, DrawKey key, int threads, float* out,
                    const Terms& terms) {
   const uint64_t sites = mac_site_count(K, p.chunk);
-  cpu_reduce::parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
+  parallel_for(outputs, threads, 16, [&](int64_t o0, int64_t o1) {
     std::vector<float> a(static_cast<size_t>(K)), b(static_cast<size_t>(K));
     for (int64_t o = o0; o < o1; ++o) {
       const float* bias = terms(o, a.data(), b.data());

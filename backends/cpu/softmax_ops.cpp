@@ -150,7 +150,7 @@ void CpuBackend::softmax_forward_fn(const MacPolicy& p, bool log, const Function
   const bool native = native_sum(p);
   const bool fast = native && is_plain_fp32(p.out);
   const ElementArith arith(p.out, key.seed, key.stream);
-  cpu_parallel_for(rows, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(rows, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
     if (fast) forward_rows(Fp32Arith{}, p, log, true, exp, xp, yp, C, key, r0, r1);
     else forward_rows(arith, p, log, native, exp, xp, yp, C, key, r0, r1);
   });
@@ -168,7 +168,7 @@ void CpuBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y,
   const int64_t rows = y.dim(0), C = y.dim(1);
   const ElementArith arith(p.out, key.seed, key.stream);
   const bool plain = is_plain_fp32(p.out);
-  cpu_parallel_for(rows, row_grain(C), threads_, [&](int64_t r0, int64_t r1) {
+  parallel_for(rows, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
     if (plain) backward_rows(Fp32Arith{}, p, log, yp, gp, out, C, key, r0, r1);
     else backward_rows(arith, p, log, yp, gp, out, C, key, r0, r1);
   });

@@ -133,7 +133,7 @@ void run_spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, const Ten
   // About 2^14 multiply-adds per thread at least (pass-through cost), by the average row.
   const int64_t per_row = (a.nnz() / a.rows + 1) * n;
   const int64_t grain = std::max<int64_t>(1, kGrainElements / per_row);
-  cpu_parallel_for(a.rows, grain, threads, [&](int64_t r0, int64_t r1) { rows(s, r0, r1); });
+  parallel_for(a.rows, threads, grain, [&](int64_t r0, int64_t r1) { rows(s, r0, r1); });
 }
 
 void check_cpu(const char* op, const CsrMatrix& a, const Tensor& b, const Tensor& c) {

@@ -43,7 +43,7 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
   const float* sp = sc.data();
   float* mp = mask.data();
   const int64_t grain = std::max<int64_t>(1, kGrainElements / l.len);
-  cpu_parallel_for(l.rows(), grain, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(l.rows(), threads_, grain, [&](int64_t lo, int64_t hi) {
     uint64_t keys[kMaxGroup];
     int64_t idx[kMaxGroup];
     for (int64_t r = lo; r < hi; ++r) {
@@ -79,7 +79,7 @@ void CpuBackend::apply_mask(const Tensor& x, const Tensor& mask, Tensor& y) {
   const float* xp = xc.data();
   const float* mp = mc.data();
   float* yp = y.data();
-  cpu_parallel_for(x.numel(), int64_t{1} << 16, threads_, [&](int64_t lo, int64_t hi) {
+  parallel_for(x.numel(), threads_, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) yp[i] = mp[i] != 0.0f ? xp[i] : 0.0f;
   });
 }
