@@ -29,6 +29,24 @@ const std::vector<std::string>& backend_op_names() {
   return names;
 }
 
+const char* op_name(Op op) {
+  static const char* const names[] = {
+#define EMU_OP_CSTR(name, params, args) #name,
+      EMU_BACKEND_OPS(EMU_OP_CSTR)
+#undef EMU_OP_CSTR
+  };
+  return names[static_cast<int>(op)];
+}
+
+bool op_from_name(std::string_view name, Op* op) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (name == op_name(static_cast<Op>(i))) {
+      *op = static_cast<Op>(i);
+      return true;
+    }
+  return false;
+}
+
 Backend& backend_for(Device device) {
   Backend* b = g_backends[static_cast<int>(device)];
   if (!b && device == Device::Cpu) return default_cpu_backend();

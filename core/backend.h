@@ -8,12 +8,14 @@
 // names reported by backend_op_names().
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/backend_ops_dense.h"
 #include "core/backend_ops_elementwise.h"
+#include "core/backend_ops_memory.h"
 #include "core/backend_ops_nn.h"
 #include "core/backend_ops_optim.h"
 #include "core/backend_ops_recurrent.h"
@@ -25,6 +27,7 @@
 #include "core/backend_types.h"
 
 #define EMU_BACKEND_OPS(X) \
+  EMU_OPS_MEMORY(X)        \
   EMU_OPS_DENSE(X)         \
   EMU_OPS_ELEMENTWISE(X)   \
   EMU_OPS_NN(X)            \
@@ -32,11 +35,26 @@
   EMU_OPS_SEQUENCE(X)      \
   EMU_OPS_ATTENTION(X)     \
   EMU_OPS_RECURRENT(X)     \
-  EMU_OPS_SPARSE(X)         \
-  EMU_OPS_SPARSITY(X)       \
+  EMU_OPS_SPARSE(X)        \
+  EMU_OPS_SPARSITY(X)      \
   EMU_OPS_BLOCKS(X)
 
 namespace emu {
+
+// One enumerator per op of the op list, in declaration order (Op::gemm, ...).
+enum class Op : uint16_t {
+#define EMU_OP_ENUM(name, params, args) name,
+  EMU_BACKEND_OPS(EMU_OP_ENUM)
+#undef EMU_OP_ENUM
+};
+constexpr int kOpCount = 0
+#define EMU_OP_COUNT(name, params, args) +1
+    EMU_BACKEND_OPS(EMU_OP_COUNT)
+#undef EMU_OP_COUNT
+    ;
+const char* op_name(Op op);
+// The op named `name`, or false when the op list has none.
+bool op_from_name(std::string_view name, Op* op);
 
 class Backend {
  public:
@@ -44,8 +62,8 @@ class Backend {
   virtual const char* name() const = 0;
   virtual Device device() const = 0;
   // Whether this backend runs `op` with operands of format family `family`;
-  // a gap is reported, never filled silently.
-  virtual bool supports(std::string_view op, Family family) const = 0;
+  // a gap is reported, never filled silently (an unsupported op throws).
+  virtual bool supports(Op op, Family family) const = 0;
 
 #define EMU_DECLARE_BACKEND_OP(name, params, args) virtual void name params = 0;
   EMU_BACKEND_OPS(EMU_DECLARE_BACKEND_OP)
@@ -57,7 +75,7 @@ class StubBackend : public Backend {
  public:
   const char* name() const override { return "stub"; }
   Device device() const override { return Device::Cpu; }
-  bool supports(std::string_view, Family) const override { return false; }
+  bool supports(Op, Family) const override { return false; }
 #define EMU_STUB_BACKEND_OP(name, params, args) void name params override;
   EMU_BACKEND_OPS(EMU_STUB_BACKEND_OP)
 #undef EMU_STUB_BACKEND_OP

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "core/backend.h"
 
 namespace emu {
 namespace {
@@ -15,27 +16,6 @@ Storage::DeviceAllocator g_cuda_allocator;
 TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
   if (!impl) throw std::logic_error("use of an undefined tensor");
   return *impl;
-}
-
-// Calls fn(storage_index) for every element of the view, in row-major order.
-template <class Fn>
-void for_each_index(const Shape& shape, const Shape& strides, int64_t offset, Fn fn) {
-  int64_t n = shape_numel(shape);
-  if (n == 0) return;
-  const int nd = static_cast<int>(shape.size());
-  std::vector<int64_t> idx(nd, 0);
-  int64_t pos = offset;
-  for (int64_t e = 0; e < n; ++e) {
-    fn(pos);
-    for (int d = nd - 1; d >= 0; --d) {
-      if (++idx[d] < shape[d]) {
-        pos += strides[d];
-        break;
-      }
-      pos -= strides[d] * (shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
 }
 
 }  // namespace
@@ -97,17 +77,19 @@ Tensor Tensor::zeros(const Shape& shape, Device device) {
   return make(std::move(storage), shape, contiguous_strides(shape), 0);
 }
 
-Tensor Tensor::full(const Shape& shape, float value) {
-  Tensor t = zeros(shape);
+Tensor Tensor::full(const Shape& shape, float value, Device device) {
+  Tensor t = zeros(shape, device);
   t.fill(value);
   return t;
 }
 
-Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values) {
+Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values, Device device) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
     throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(), shape_string(shape)));
-  Tensor t = zeros(shape);
-  if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  Tensor t = zeros(shape, device);
+  if (values.empty()) return t;
+  if (device == Device::Cpu) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  else backend_for(device).upload(values.data(), t);
   return t;
 }
 
@@ -126,15 +108,38 @@ int64_t Tensor::dim(int i) const {
 
 bool Tensor::is_contiguous() const { return strides() == contiguous_strides(shape()); }
 
-float* Tensor::data() { return checked(impl_).storage->data() + impl_->offset; }
-const float* Tensor::data() const { return checked(impl_).storage->data() + impl_->offset; }
+namespace {
+
+[[noreturn]] void throw_device_data(const char* call, const Tensor& t) {
+  throw std::logic_error(fmt::format(
+      "Tensor::{} on a {} tensor of shape {}: device memory is reached only through backend ops; "
+      "copy it with to(Device::Cpu) (or to_vector()) first",
+      call, device_name(t.device()), shape_string(t.shape())));
+}
+
+}  // namespace
+
+float* Tensor::data() {
+  if (device() != Device::Cpu) throw_device_data("data()", *this);
+  return impl_->storage->data() + impl_->offset;
+}
+const float* Tensor::data() const {
+  if (device() != Device::Cpu) throw_device_data("data()", *this);
+  return impl_->storage->data() + impl_->offset;
+}
+float* Tensor::device_data() { return checked(impl_).storage->data() + impl_->offset; }
+const float* Tensor::device_data() const { return checked(impl_).storage->data() + impl_->offset; }
 
 std::vector<float> Tensor::to_vector() const {
-  if (device() != Device::Cpu) throw std::runtime_error("to_vector of a cuda tensor: copy it to the cpu first");
-  std::vector<float> out;
-  out.reserve(static_cast<size_t>(numel()));
-  const float* base = impl_->storage->data();
-  for_each_index(shape(), strides(), offset(), [&](int64_t p) { out.push_back(base[p]); });
+  std::vector<float> out(static_cast<size_t>(numel()));
+  if (!out.empty()) backend_for(device()).download(*this, out.data());
+  return out;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (device() == target) return *this;
+  Tensor out = zeros(shape(), target);
+  out.copy_from(*this);
   return out;
 }
 
@@ -198,21 +203,20 @@ Tensor Tensor::clone() const {
 void Tensor::copy_from(const Tensor& src) {
   if (src.shape() != shape())
     throw std::invalid_argument(fmt::format("copy_from: shape {} into {}", shape_string(src.shape()), shape_string(shape())));
-  if (device() != Device::Cpu || src.device() != Device::Cpu)
-    throw std::runtime_error("copy_from between devices goes through the backend");
-  if (is_contiguous() && src.is_contiguous()) {
-    if (numel() > 0 && data() != src.data()) std::memmove(data(), src.data(), static_cast<size_t>(numel()) * sizeof(float));
-    return;
+  if (numel() == 0) return;
+  if (device() == src.device()) {
+    backend_for(device()).copy(src, *this);
+  } else if (src.device() == Device::Cpu) {  // a transfer: one side is the CPU
+    backend_for(device()).upload(src.contiguous().data(), *this);
+  } else if (device() == Device::Cpu && is_contiguous()) {
+    backend_for(src.device()).download(src, data());
+  } else {
+    copy_from(src.to(Device::Cpu));
   }
-  std::vector<float> values = src.to_vector();
-  float* base = impl_->storage->data();
-  size_t i = 0;
-  for_each_index(shape(), strides(), offset(), [&](int64_t p) { base[p] = values[i++]; });
 }
 
 void Tensor::fill(float value) {
-  float* base = checked(impl_).storage->data();
-  for_each_index(shape(), strides(), offset(), [&](int64_t p) { base[p] = value; });
+  if (numel() > 0) backend_for(device()).fill(*this, value);
 }
 
 bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad; }

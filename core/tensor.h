@@ -55,9 +55,9 @@ class Tensor {
 
   // Factories. Values are zero unless given.
   static Tensor zeros(const Shape& shape, Device device = Device::Cpu);
-  static Tensor full(const Shape& shape, float value);
-  static Tensor from_vector(const Shape& shape, const std::vector<float>& values);
-  static Tensor scalar(float value) { return from_vector({}, {value}); }
+  static Tensor full(const Shape& shape, float value, Device device = Device::Cpu);
+  static Tensor from_vector(const Shape& shape, const std::vector<float>& values, Device device = Device::Cpu);
+  static Tensor scalar(float value, Device device = Device::Cpu) { return from_vector({}, {value}, device); }
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;
@@ -69,11 +69,22 @@ class Tensor {
   Device device() const;
   bool is_contiguous() const;
 
-  // CPU element access; data() points at element 0 of the view.
+  // CPU element access; data() points at element 0 of the view. On a tensor of
+  // another device it throws std::logic_error naming the call: device memory is
+  // reached only through backend ops (core/backend_ops_memory.h), so no code
+  // outside backends/ can read it by accident.
   float* data();
   const float* data() const;
-  std::vector<float> to_vector() const;  // row-major copy of the view
-  float item() const;                    // the one element of a 1-element tensor
+  // Element 0 of the view in the memory of the tensor's device (a device
+  // pointer for cuda): for backends only.
+  float* device_data();
+  const float* device_data() const;
+  std::vector<float> to_vector() const;  // row-major copy of the view, from any device
+  float item() const;                    // the one element of a 1-element tensor, from any device
+
+  // A row-major copy on `device` (this tensor itself when it is already there).
+  // Autograd does not see the transfer: the copy is a new leaf.
+  Tensor to(Device device) const;
 
   // Views (share storage; autograd-aware when recorded through core/ops.h).
   Tensor view(const Shape& shape) const;  // contiguous only; one -1 allowed
@@ -81,8 +92,8 @@ class Tensor {
   Tensor narrow(int dim, int64_t start, int64_t length) const;
   Tensor contiguous() const;  // this, or a row-major copy
   Tensor clone() const;       // a row-major copy that does not share storage
-  void copy_from(const Tensor& src);  // same shape; element-wise copy into this view
-  void fill(float value);
+  void copy_from(const Tensor& src);  // same shape, any devices; element-wise copy into this view
+  void fill(float value);             // through the backend of this tensor's device
 
   // Autograd.
   bool requires_grad() const;

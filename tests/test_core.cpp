@@ -146,10 +146,10 @@ TEST_CASE("the stub backend lists every op as unimplemented", "[core]") {
   emu::StubBackend stub;
   Tensor x = Tensor::zeros({2});
   CHECK_THROWS_WITH(stub.quantize(emu::Format(), x, x, {}), "unimplemented: quantize");
-  CHECK_FALSE(stub.supports("gemm", emu::Family::Ieee));
+  CHECK_FALSE(stub.supports(emu::Op::gemm, emu::Family::Ieee));
   const auto& ops = emu::backend_op_names();
   CHECK(std::find(ops.begin(), ops.end(), "gemm") != ops.end());
-  CHECK(emu::backend_for(emu::Device::Cpu).supports("gemm", emu::Family::Posit));
+  CHECK(emu::backend_for(emu::Device::Cpu).supports(emu::Op::gemm, emu::Family::Posit));
 }
 
 TEST_CASE("a default Format is fp32", "[core]") {

@@ -15,7 +15,7 @@ class CpuBackend : public Backend {
   const char* name() const override { return "cpu"; }
   Device device() const override { return Device::Cpu; }
   // The CPU reference runs every op for every format family.
-  bool supports(std::string_view, Family) const override { return true; }
+  bool supports(Op, Family) const override { return true; }
 
   // Worker threads for the threaded ops (0: all hardware threads).
   int threads() const { return threads_; }
