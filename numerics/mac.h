@@ -35,6 +35,14 @@ struct MacSites {
   static uint64_t accumulate(uint64_t k) { return 2 * k + 1; }
 };
 
+// Sites of one reduction of K terms, i.e. the stride between the draw indices
+// of consecutive outputs (or rows): 2K + chunks + 2, with chunks = ceil(K / chunk)
+// (1 when chunk == 0 or K == 0, as in mac_reduce).
+EMU_HD uint64_t mac_site_count(int64_t K, int chunk) {
+  const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
+  return 2 * static_cast<uint64_t>(K) + chunks + 2;
+}
+
 // One term of the reduction: acc' = R_acc(acc + R_mul(a b)), acc unchanged when
 // an operand is zero (skipped); with an approximate multiplier (p.lut, unless a
 // derived sum policy set mul_exact) the product is approx_mul_lut(p.lut, p.mul,
@@ -51,37 +59,55 @@ EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_
   return add_into(p.acc, acc, product, acc_draw);
 }
 
-// y = R_out(acc) after the reduction; `bias` may be null. `draw(site)` returns
-// the 32-bit random draw for a site (only called for :sr formats).
+// The running state of one reduction, advanced term by term: a tiled kernel
+// keeps one per output across its K tiles and gets mac_reduce's bits.
+struct MacState {
+  double outer = 0.0;  // +0 in acc_outer (chunked reductions)
+  double acc = 0.0;    // +0 in acc
+};
+
+// Term k of K (k ascending from 0): the chunk promotion when term k starts a new
+// chunk, then mac_term unless an operand is zero (skipped, drawing nothing).
+// `draw(site)` returns the 32-bit random draw for a site (only called for :sr).
 template <class Draw>
-EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K,
-                         const float* bias, Draw draw) {
+EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, float a, float b, Draw draw) {
+  if (p.chunk > 0 && k > 0 && k % p.chunk == 0) {
+    const int64_t c = k / p.chunk - 1;
+    s.outer = add_into(p.acc_outer, s.outer, s.acc,
+                       is_stochastic(p.acc_outer) ? draw(2 * static_cast<uint64_t>(K) + c) : 0);
+    s.acc = 0.0;
+  }
+  if (a == 0.0f || b == 0.0f) return;
+  s.acc = mac_term(p, s.acc, a, b, !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
+                   is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
+}
+
+// After the K terms: the last chunk's promotion, the bias (may be null), and
+// y = R_out(result).
+template <class Draw>
+EMU_HD double mac_finish(const MacPolicy& p, MacState& s, int64_t K, const float* bias, Draw draw) {
   const bool chunked = p.chunk > 0;
   const int64_t chunks = chunked && K > 0 ? (K + p.chunk - 1) / p.chunk : 1;
   const uint64_t tail = 2 * static_cast<uint64_t>(K);
-  double outer = 0.0;  // +0 in acc_outer
-  double acc = 0.0;    // +0 in acc
-  for (int64_t k = 0; k < K; ++k) {
-    if (chunked && k > 0 && k % p.chunk == 0) {
-      int64_t c = k / p.chunk - 1;
-      outer = add_into(p.acc_outer, outer, acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
-      acc = 0.0;
-    }
-    if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped (and draw nothing)
-    acc = mac_term(p, acc, a[k], b[k], !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
-                   is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
-  }
+  double acc = s.acc;
   Format last = p.acc;
   if (chunked) {
-    int64_t c = chunks - 1;
-    outer = add_into(p.acc_outer, outer, acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
-    acc = outer;
+    const int64_t c = chunks - 1;
+    acc = add_into(p.acc_outer, s.outer, s.acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
     last = p.acc_outer;
   }
-  if (bias) {
-    acc = add_into(last, acc, *bias, is_stochastic(last) ? draw(tail + chunks) : 0);
-  }
+  if (bias) acc = add_into(last, acc, *bias, is_stochastic(last) ? draw(tail + chunks) : 0);
   return round_value(p.out, acc, is_stochastic(p.out) ? draw(tail + chunks + 1) : 0);
+}
+
+// y = R_out(sum) of one whole reduction: mac_step for k = 0 .. K-1, then
+// mac_finish. `bias` may be null.
+template <class Draw>
+EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K,
+                         const float* bias, Draw draw) {
+  MacState s;
+  for (int64_t k = 0; k < K; ++k) mac_step(p, s, K, k, a[k], b[k], draw);
+  return mac_finish(p, s, K, bias, draw);
 }
 
 }  // namespace emu

@@ -2,11 +2,13 @@
 #include <cstdio>
 #include <exception>
 
+#include "backends/cuda/register.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"emutrain: training under emulated hardware numerics (formats, accumulators, rounding)"};
   app.require_subcommand(1);
+  emu::register_cuda_devices();  // device names cuda-host and cuda (core/device_select.h)
   emu::cli::Runner run = emu::cli::add_registered_commands(app, "");
   CLI11_PARSE(app, argc, argv);
   try {
