@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The FMA check (docs/contract.md section 7.2): fails when a built CUDA kernel
+# contains a fused multiply-add that it must not have. nvcc builds with
+# --fmad=false, so an FMA can only come from an explicit __fmaf_rn/__fma_rn; the
+# kernels that call one on purpose (an exact product into an fp32 accumulator)
+# are listed in fma_allowed.txt, one extended regular expression per line over
+# the (mangled) kernel name, each with its reason.
+#
+#   check_fma.sh ALLOWED FILE...          FILE: a .ptx file (the PTX of the
+#       kernels: fma.rn.* instructions) or a library/cubin, disassembled with
+#       cuobjdump -sass (FFMA, DFMA, HFMA2) when cuobjdump is on PATH or in $CUOBJDUMP
+#   check_fma.sh --self-test NVCC        proves the check sees an FMA: a kernel
+#       compiled with --fmad=true must fail it, with --fmad=false pass
+set -euo pipefail
+
+cuobjdump=${CUOBJDUMP:-$(command -v cuobjdump || true)}
+
+# "kernel<TAB>has_fma" per kernel of one file.
+scan() {
+  case "$1" in
+    *.ptx)
+      awk '/\.entry[ \t]/ { if (fn != "") print fn "\t" fma; fn = $0; sub(/.*\.entry[ \t]+/, "", fn); sub(/\(.*/, "", fn); fma = 0 }
+           /^[ \t]*(@%p[0-9]+[ \t]+)?fma\.rn/ { fma = 1 }
+           END { if (fn != "") print fn "\t" fma }' "$1" ;;
+    *)
+      [ -n "$cuobjdump" ] || { echo "check_fma: no cuobjdump to disassemble $1" >&2; return 2; }
+      "$cuobjdump" -sass "$1" | awk '/Function :/ { if (fn != "") print fn "\t" fma; fn = $3; fma = 0 }
+           /[^A-Z](FFMA|DFMA|HFMA2)[ .]/ { fma = 1 }
+           END { if (fn != "") print fn "\t" fma }' ;;
+  esac
+}
+
+check() {
+  local allowed=$1
+  shift
+  local kernels=0 bad=0 fn fma
+  for file in "$@"; do
+    while IFS=$'\t' read -r fn fma; do
+      kernels=$((kernels + 1))
+      [ "$fma" = 1 ] || continue
+      if grep -Ev '^(#|$)' "$allowed" | grep -Eq -f - <(echo "$fn") 2>/dev/null; then
+        echo "check_fma: allowed FMA in $fn"
+      else
+        echo "check_fma: FORBIDDEN fused multiply-add in kernel $(echo "$fn" | c++filt) ($file)" >&2
+        bad=1
+      fi
+    done < <(scan "$file")
+  done
+  if [ "$kernels" -eq 0 ]; then
+    echo "check_fma: no kernels found in $*" >&2
+    return 1
+  fi
+  echo "check_fma: $kernels kernels checked in $# files"
+  return $bad
+}
+
+if [ "${1:-}" = "--self-test" ]; then
+  nvcc=$2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cat > "$tmp/axpy.cu" <<'CU'
+__global__ void axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+CU
+  : > "$tmp/none.txt"
+  "$nvcc" -arch=compute_90 --fmad=true -ptx -o "$tmp/fused.ptx" "$tmp/axpy.cu"
+  "$nvcc" -arch=compute_90 --fmad=false -ptx -o "$tmp/plain.ptx" "$tmp/axpy.cu"
+  if check "$tmp/none.txt" "$tmp/fused.ptx" 2>/dev/null; then
+    echo "check_fma self-test: the FMA of a --fmad=true build was NOT detected" >&2
+    exit 1
+  fi
+  check "$tmp/none.txt" "$tmp/plain.ptx"
+  echo "check_fma self-test: --fmad=true detected, --fmad=false passes"
+  exit 0
+fi
+
+check "$@"
