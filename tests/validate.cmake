@@ -1,0 +1,66 @@
+# The backend-equality harness `emutrain validate` (docs/validate.md).
+#
+# validate_cpu compares the CPU backend with itself: every cell must pass, so it
+# checks the case generators, the policy pre- and post-steps and the CPU
+# reference's determinism. validate_cuda_host runs every op x policy x case
+# through the CUDA kernels on the host executor: ops the CUDA backend does not
+# implement show "unsup"; any difference fails the test.
+add_test(NAME validate_cpu COMMAND emutrain validate --device cpu)
+set_tests_properties(validate_cpu PROPERTIES LABELS validate TIMEOUT 600)
+if(TARGET emutrain_devices)
+  add_test(NAME validate_cuda_host COMMAND emutrain validate --device cuda-host)
+  set_tests_properties(validate_cuda_host PROPERTIES LABELS validate TIMEOUT 1800)
+endif()
+
+# The harness itself, through the faults `--inject` puts into the device side
+# (tools/validate_inject.h): a comparison that cannot fail proves nothing. Each
+# test checks the exit code and the lines printed ($0 is the emutrain binary).
+#
+# A flipped bit is a FAIL naming element 0 and both values, also under
+# layer-level emulation (the op's fp32 result is compared before the rounding
+# could hide it); the other ops' rows stay pass.
+add_test(NAME validate_detects_flip COMMAND sh -c
+  "out=$(\"$0\" validate --device cpu --op copy,gemm --policy fp32,layer-level --inject flip:gemm); rc=$?; \
+   printf '%s\\n' \"$out\"; [ $rc -eq 1 ] && \
+   printf '%s\\n' \"$out\" | grep -Eq '^copy +pass +pass$' && \
+   printf '%s\\n' \"$out\" | grep -Eq '^gemm +FAIL +FAIL$' && \
+   printf '%s\\n' \"$out\" | grep -q 'gemm x fp32, case 1x1x1, output c: element 0 of 1 (1 differ): cpu 0x' && \
+   printf '%s\\n' \"$out\" | \
+     grep -q 'gemm x layer-level, case 1x1x1, output c before the layer-level rounding: element 0'"
+  $<TARGET_FILE:emutrain>)
+# A write past the end of a host result hits the canary after it.
+add_test(NAME validate_detects_host_overrun COMMAND sh -c
+  "out=$(\"$0\" validate --device cpu --op download --policy fp32 --case empty \
+     --inject flip:download); rc=$?; \
+   printf '%s\\n' \"$out\"; [ $rc -eq 1 ] && \
+   printf '%s\\n' \"$out\" | grep -q 'output host: element 0 of 0 (the canary: a write past the end)'"
+  $<TARGET_FILE:emutrain>)
+# An exception in the device's op is a FAIL with its message; the run goes on.
+add_test(NAME validate_reports_throw COMMAND sh -c
+  "out=$(\"$0\" validate --device cpu --op softmax_forward,cross_entropy_forward --policy fp32,e6m6 \
+     --inject throw:softmax_forward); rc=$?; \
+   printf '%s\\n' \"$out\"; [ $rc -eq 1 ] && \
+   printf '%s\\n' \"$out\" | grep -Eq '^softmax_forward +FAIL +FAIL$' && \
+   printf '%s\\n' \"$out\" | grep -Eq '^cross_entropy_forward +pass +pass$' && \
+   printf '%s\\n' \"$out\" | \
+     grep -q 'softmax_forward x e6m6, case 7x13, output -: the device threw: injected fault in softmax_forward'"
+  $<TARGET_FILE:emutrain>)
+# An op the device does not support is unsup, not a failure: exit code 0.
+add_test(NAME validate_reports_unsupported COMMAND sh -c
+  "out=$(\"$0\" validate --device cpu --op gemm,mse_forward --policy posit16_1 --inject unsup:gemm); rc=$?; \
+   printf '%s\\n' \"$out\"; [ $rc -eq 0 ] && \
+   printf '%s\\n' \"$out\" | grep -Eq '^gemm +unsup$' && \
+   printf '%s\\n' \"$out\" | grep -Eq '^mse_forward +pass$'"
+  $<TARGET_FILE:emutrain>)
+# Selectors: one op, one policy, one case; an unknown name is an error (exit 2).
+add_test(NAME validate_selectors COMMAND sh -c
+  "out=$(\"$0\" validate --device cpu --op gemm --policy e5m2sr-e6m9sr --case 17x33x29_bias); rc=$?; \
+   printf '%s\\n' \"$out\"; [ $rc -eq 0 ] && \
+   printf '%s\\n' \"$out\" | grep -q '^1 cells: 1 pass, 0 FAIL, 0 unsup; 1 case runs compared' && \
+   \"$0\" validate --list --op gemm,copy --case 1x1x1,scalar | grep -q '^2 ops, 2 cases, 13 policies' && \
+   { \"$0\" validate --device cpu --op no_such_op; [ $? -eq 2 ]; } && \
+   { \"$0\" validate --device cpu --policy no_such_policy; [ $? -eq 2 ]; } && \
+   { \"$0\" validate --device cpu --op gemm --case no_such_case; [ $? -eq 2 ]; }"
+  $<TARGET_FILE:emutrain>)
+set_tests_properties(validate_detects_flip validate_detects_host_overrun validate_reports_throw
+                     validate_reports_unsupported validate_selectors PROPERTIES LABELS validate)
