@@ -10,6 +10,15 @@ set_tests_properties(validate_cpu PROPERTIES LABELS validate TIMEOUT 600)
 if(TARGET emutrain_devices)
   add_test(NAME validate_cuda_host COMMAND emutrain validate --device cuda-host)
   set_tests_properties(validate_cuda_host PROPERTIES LABELS validate TIMEOUT 1800)
+  # The same under the executor's reverse and seeded random orders of threads and
+  # blocks (docs/host_executor.md): a kernel whose result depends on the schedule
+  # (a missing barrier, a race through shared or global memory) differs here.
+  foreach(order reverse random:1)
+    string(REPLACE ":" "_" tag ${order})
+    add_test(NAME validate_cuda_host_${tag} COMMAND emutrain validate --device cuda-host)
+    set_tests_properties(validate_cuda_host_${tag} PROPERTIES LABELS validate TIMEOUT 1800
+      ENVIRONMENT EMU_HOSTEXEC_ORDER=${order})
+  endforeach()
 endif()
 
 # The harness itself, through the faults `--inject` puts into the device side
