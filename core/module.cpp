@@ -114,6 +114,11 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
   for (auto& [name, t] : mine) t.copy_from(state.at(name));
 }
 
+void Module::to(Device device) {
+  for (auto& [_, t] : named_parameters()) t.move_to(device);
+  for (auto& [_, t] : named_buffers()) t.move_to(device);
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [_, child] : children_) child->train(on);

@@ -46,6 +46,12 @@ class Module {
   std::map<std::string, Tensor> state_dict() const;
   void load_state_dict(const std::map<std::string, Tensor>& state);
 
+  // Moves every parameter and buffer of this module tree (and their gradients) to
+  // `device` in place (Tensor::move_to): the handles held by layers and optimizers
+  // stay valid and see the moved tensors; optimizer state follows its parameter at
+  // the next step (optim/). Bits do not change.
+  void to(Device device);
+
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }

@@ -55,6 +55,7 @@ Storage::Storage(size_t n, Device device) : size_(n), device_(device) {
 }
 
 Storage::~Storage() {
+  if (!owns_) return;
   if (device_ == Device::Cpu) delete[] data_;
   else if (data_) g_cuda_allocator.release(data_);
 }
@@ -91,6 +92,21 @@ Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values,
   if (device == Device::Cpu) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
   else backend_for(device).upload(values.data(), t);
   return t;
+}
+
+Tensor Tensor::from_blob(float* data, const Shape& shape, const Shape& strides, Device device) {
+  if (strides.size() != shape.size())
+    throw std::invalid_argument(
+        fmt::format("from_blob: {} strides for shape {}", strides.size(), shape_string(shape)));
+  // Elements 0 .. extent-1 of the memory are reachable through the view.
+  int64_t extent = shape_numel(shape) > 0 ? 1 : 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0 || strides[i] < 0)
+      throw std::invalid_argument("from_blob: negative size or stride in shape " + shape_string(shape));
+    if (extent > 0) extent += (shape[i] - 1) * strides[i];
+  }
+  auto storage = std::make_shared<Storage>(Storage::Borrowed{}, data, static_cast<size_t>(extent), device);
+  return make(std::move(storage), shape, strides, 0);
 }
 
 const Shape& Tensor::shape() const { return checked(impl_).shape; }
@@ -141,6 +157,16 @@ Tensor Tensor::to(Device target) const {
   Tensor out = zeros(shape(), target);
   out.copy_from(*this);
   return out;
+}
+
+void Tensor::move_to(Device target) {
+  TensorImpl& impl = checked(impl_);
+  if (impl.grad) Tensor(impl.grad).move_to(target);
+  if (device() == target) return;
+  Tensor moved = to(target);
+  impl.storage = moved.impl_->storage;
+  impl.strides = moved.impl_->strides;
+  impl.offset = 0;
 }
 
 float Tensor::item() const {

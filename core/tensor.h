@@ -26,6 +26,10 @@ int64_t shape_numel(const Shape& s);
 class Storage {
  public:
   Storage(size_t n, Device device);
+  // A view of memory this Storage does not own (Tensor::from_blob): never released.
+  struct Borrowed {};
+  Storage(Borrowed, float* data, size_t n, Device device)
+      : data_(data), size_(n), device_(device), owns_(false) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -44,6 +48,7 @@ class Storage {
   float* data_ = nullptr;
   size_t size_ = 0;
   Device device_;
+  bool owns_ = true;
 };
 
 struct Node;
@@ -58,6 +63,10 @@ class Tensor {
   static Tensor full(const Shape& shape, float value, Device device = Device::Cpu);
   static Tensor from_vector(const Shape& shape, const std::vector<float>& values, Device device = Device::Cpu);
   static Tensor scalar(float value, Device device = Device::Cpu) { return from_vector({}, {value}, device); }
+  // A tensor over memory it does not own: element (i0, i1, ...) at data[sum i_k * strides[k]],
+  // in the memory of `device`. The caller keeps the memory alive while the tensor is used
+  // (tests/mirror_backend.cpp views device tensors as CPU tensors this way).
+  static Tensor from_blob(float* data, const Shape& shape, const Shape& strides, Device device = Device::Cpu);
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;
@@ -85,6 +94,10 @@ class Tensor {
   // A row-major copy on `device` (this tensor itself when it is already there).
   // Autograd does not see the transfer: the copy is a new leaf.
   Tensor to(Device device) const;
+  // Moves this tensor (and its gradient, if any) to `device` in place: every handle
+  // of this TensorImpl sees a row-major copy on `device` (Module::to keeps the handles
+  // that optimizers and layers hold valid). Views taken before keep the old storage.
+  void move_to(Device device);
 
   // Views (share storage; autograd-aware when recorded through core/ops.h).
   Tensor view(const Shape& shape) const;  // contiguous only; one -1 allowed
