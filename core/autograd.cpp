@@ -8,20 +8,24 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/backend.h"
+
 namespace emu {
 namespace {
 
 thread_local bool t_grad_enabled = true;
 std::atomic<uint64_t> g_next_sequence{0};
 
-// a += b element-wise in binary32, a contiguous CPU tensor.
+// a += b element-wise in binary32 (one addition each, never fused), through the backend of
+// a's device: gradients may live on any device, so no element is touched here.
 void add_into(Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
     throw std::logic_error(fmt::format("gradient of shape {} for a tensor of shape {}", shape_string(b.shape()),
                                        shape_string(a.shape())));
-  std::vector<float> bv = b.to_vector();
-  float* ap = a.data();
-  for (size_t i = 0; i < bv.size(); ++i) ap[i] = ap[i] + bv[i];
+  if (a.device() != b.device())
+    throw std::logic_error(fmt::format("gradient on {} for a tensor whose gradient is on {}",
+                                       device_name(b.device()), device_name(a.device())));
+  backend_for(a.device()).accumulate(a, b);
 }
 
 }  // namespace
@@ -74,7 +78,9 @@ void Tensor::backward(const Tensor& grad_output) const {
     if (numel() != 1)
       throw std::logic_error("backward() without a gradient needs a 1-element result, got shape " +
                              shape_string(shape()));
-    seed = Tensor::full(shape(), 1.0f);
+    seed = Tensor::full(shape(), 1.0f, device());
+  } else if (seed.device() != device()) {
+    seed = seed.to(device());  // a host-made seed (data parallelism's 1/N) meets the result's device
   }
   if (!grad_fn()) {
     accumulate_grad(*this, seed);

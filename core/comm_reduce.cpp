@@ -111,13 +111,13 @@ Tensor sample_term_range(const Tensor& x, int64_t k0, int64_t k1) {
   if (k0 == 0 && k1 == N * S) return x;
   const int64_t n0 = k0 / S, n1 = (k1 + S - 1) / S;
   Tensor part = x.narrow(0, n0, n1 - n0).clone();
-  float* d = part.data();
-  for (int64_t n = n0; n < n1; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < S; ++s) {
-        const int64_t k = n * S + s;
-        if (k < k0 || k >= k1) d[((n - n0) * C + c) * S + s] = 0.0f;
-      }
+  if (part.numel() == 0) return part;
+  // Only the first and the last sample can hold terms outside [k0, k1): their leading and trailing
+  // steps, zeroed through fill on views (the copy may live on any device).
+  Tensor steps = part.view({n1 - n0, C, S});
+  const int64_t lead = k0 - n0 * S, tail = n1 * S - k1;
+  if (lead > 0) steps.narrow(0, 0, 1).narrow(2, 0, lead).fill(0.0f);
+  if (tail > 0) steps.narrow(0, n1 - n0 - 1, 1).narrow(2, S - tail, tail).fill(0.0f);
   return part;
 }
 
@@ -129,10 +129,9 @@ Tensor rows_outside_zeroed(const Tensor& x, int64_t k0, int64_t k1) {
   const int64_t R = x.dim(0);
   if (k0 == 0 && k1 == R) return x;
   Tensor part = x.clone();
-  const int64_t per_row = R > 0 ? x.numel() / R : 0;
-  float* d = part.data();
-  for (int64_t r = 0; r < R; ++r)
-    if (r < k0 || r >= k1) std::fill_n(d + r * per_row, per_row, 0.0f);
+  // Rows [0, k0) and [k1, R) are +0, written through fill on views (any device).
+  if (k0 > 0) part.narrow(0, 0, std::min(k0, R)).fill(0.0f);
+  if (k1 < R) part.narrow(0, k1, R - k1).fill(0.0f);
   return part;
 }
 

@@ -13,23 +13,18 @@
 namespace emu {
 namespace {
 
-void require_cpu_values(const CsrMatrix& a, const char* op) {
-  if (a.values.device() != Device::Cpu)
-    throw std::invalid_argument(
-        fmt::format("{}: values must be on the CPU (they are on {})", op, device_name(a.values.device())));
-}
-
-// Values of a validated CPU matrix as a contiguous array.
+// Values of a validated matrix as a contiguous host array (downloaded from any device: the
+// helpers below are host code that builds constants once, as for user score functions).
 std::vector<float> host_values(const CsrMatrix& a) { return a.values.to_vector(); }
 
 CsrMatrix make(int64_t rows, int64_t cols, std::vector<int64_t> row_ptr, std::vector<int32_t> col_idx,
-               const std::vector<float>& values) {
+               const std::vector<float>& values, Device device) {
   CsrMatrix m;
   m.rows = rows;
   m.cols = cols;
   m.row_ptr = std::move(row_ptr);
   m.col_idx = std::move(col_idx);
-  m.values = Tensor::from_vector({static_cast<int64_t>(values.size())}, values);
+  m.values = Tensor::from_vector({static_cast<int64_t>(values.size())}, values, device);
   return m;
 }
 
@@ -113,7 +108,7 @@ CsrMatrix csr_from_coo(int64_t rows, int64_t cols, const std::vector<int64_t>& r
     row_ptr[static_cast<size_t>(row[e]) + 1] += 1;
   }
   for (int64_t i = 0; i < rows; ++i) row_ptr[i + 1] += row_ptr[i];
-  return make(rows, cols, std::move(row_ptr), std::move(col_idx), vals);
+  return make(rows, cols, std::move(row_ptr), std::move(col_idx), vals, Device::Cpu);
 }
 
 CsrMatrix csr_transpose(const CsrMatrix& a, std::vector<int64_t>* source) {
@@ -171,7 +166,6 @@ CsrMatrix csr_with_values(const CsrMatrix& a, const Tensor& values) {
 
 CsrMatrix csr_add_self_loops(const CsrMatrix& a, float fill) {
   csr_validate(a, "csr_add_self_loops");
-  require_cpu_values(a, "csr_add_self_loops");
   if (a.rows != a.cols)
     throw std::invalid_argument(
         fmt::format("csr_add_self_loops: the matrix is {} x {}, not square", a.rows, a.cols));
@@ -204,7 +198,7 @@ CsrMatrix csr_add_self_loops(const CsrMatrix& a, float fill) {
     }
     row_ptr[i + 1] = static_cast<int64_t>(col_idx.size());
   }
-  return make(a.rows, a.cols, std::move(row_ptr), std::move(col_idx), vals);
+  return make(a.rows, a.cols, std::move(row_ptr), std::move(col_idx), vals, a.values.device());
 }
 
 CsrMatrix gcn_normalize(const CsrMatrix& a) {
@@ -219,24 +213,21 @@ CsrMatrix gcn_normalize(const CsrMatrix& a) {
   for (int64_t i = 0; i < s.rows; ++i)
     for (int64_t e = s.row_ptr[i]; e < s.row_ptr[i + 1]; ++e)
       v[e] = fp32::mul(fp32::mul(dinv[s.col_idx[e]], v[e]), dinv[i]);
-  s.values = Tensor::from_vector({s.nnz()}, v);
+  s.values = Tensor::from_vector({s.nnz()}, v, s.values.device());
   return s;
 }
 
 Tensor csr_to_dense(const CsrMatrix& a) {
   csr_validate(a, "csr_to_dense");
-  require_cpu_values(a, "csr_to_dense");
-  Tensor d = Tensor::zeros({a.rows, a.cols});
   const std::vector<float> v = host_values(a);
-  float* out = d.data();
+  std::vector<float> out(static_cast<size_t>(a.rows * a.cols), 0.0f);
   for (int64_t i = 0; i < a.rows; ++i)
     for (int64_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) out[i * a.cols + a.col_idx[e]] = v[e];
-  return d;
+  return Tensor::from_vector({a.rows, a.cols}, out, a.values.device());
 }
 
 CsrMatrix csr_from_dense(const Tensor& x) {
-  if (!x.defined() || x.ndim() != 2 || x.device() != Device::Cpu)
-    throw std::invalid_argument("csr_from_dense: expected a 2-D CPU tensor");
+  if (!x.defined() || x.ndim() != 2) throw std::invalid_argument("csr_from_dense: expected a 2-D tensor");
   if (x.dim(1) > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument(fmt::format("csr_from_dense: {} columns do not fit int32 indices", x.dim(1)));
   const std::vector<float> d = x.to_vector();
@@ -254,7 +245,7 @@ CsrMatrix csr_from_dense(const Tensor& x) {
     }
     row_ptr[i + 1] = static_cast<int64_t>(col_idx.size());
   }
-  return make(rows, cols, std::move(row_ptr), std::move(col_idx), vals);
+  return make(rows, cols, std::move(row_ptr), std::move(col_idx), vals, x.device());
 }
 
 }  // namespace emu

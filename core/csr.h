@@ -3,10 +3,11 @@
 // ascending within each row, which is the canonical order of every sparse
 // reduction (docs/contract.md section 4.2: ascending column index per row).
 //
-// The helpers below build, check and transform matrices on the host (values on
-// the CPU); docs/layers_graph.md says what each computes. None of them rounds
-// into an emulated format: coefficients are binary32 constants that layers
-// then read through their policy.
+// The helpers below build, check and transform matrices on the host: values on
+// another device are downloaded, and results go back to the device of their
+// input (csr_from_coo builds on the CPU); docs/layers_graph.md says what each
+// computes. None of them rounds into an emulated format: coefficients are
+// binary32 constants that layers then read through their policy.
 #pragma once
 
 #include <cstdint>
@@ -77,8 +78,9 @@ CsrMatrix csr_add_self_loops(const CsrMatrix& a, float fill = 1.0f);
 // `weights` format (layers/gcn.h). For a symmetric A the result is symmetric.
 CsrMatrix gcn_normalize(const CsrMatrix& a);
 
-// Dense (rows, cols) tensor of a CPU matrix (zeros elsewhere), and the CSR
-// matrix of a 2-D CPU tensor's nonzero elements (x != 0; NaNs are stored).
+// Dense (rows, cols) tensor of a matrix (zeros elsewhere) on its values' device,
+// and the CSR matrix of a 2-D tensor's nonzero elements (x != 0; NaNs are
+// stored) with values on x's device.
 Tensor csr_to_dense(const CsrMatrix& a);
 CsrMatrix csr_from_dense(const Tensor& x);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <vector>
 
 namespace emu {
 
@@ -26,12 +27,13 @@ Tensor nm_mask_of(const SparsitySpec& spec, const ReadLayout& layout, const Tens
       be.nm_mask(p, master, mask, mask_key(key));
       break;
     case SparsityScore::User: {
-      // Host-side scores (a user function is plain C++), then the same op.
+      // Host-side scores (a user function is plain C++): the master downloaded, the scores
+      // uploaded to its device, then the same op.
       p.score = NmScoreSource::Given;
-      Tensor mc = master.contiguous();
-      Tensor scores = Tensor::zeros(master.shape(), master.device());
-      sparsity_score_fn(spec.user)(mc.data(), scores.data(), mc.numel(), layout);
-      be.nm_mask(p, scores, mask, key);
+      const std::vector<float> values = master.to_vector();
+      std::vector<float> host_scores(values.size(), 0.0f);
+      sparsity_score_fn(spec.user)(values.data(), host_scores.data(), master.numel(), layout);
+      be.nm_mask(p, Tensor::from_vector(master.shape(), host_scores, master.device()), mask, key);
       break;
     }
   }
@@ -52,9 +54,10 @@ Tensor nm_sparsify(const SparsitySpec& spec, const ReadLayout& layout, const Ten
 
 void MaskMonitor::record(const std::string& module, const std::string& tensor, const Tensor& mask) {
   if (!enabled_) return;
-  Tensor mc = mask.contiguous();
-  const float* mp = mc.data();
-  const int64_t n = mc.numel();
+  // Statistics are host bookkeeping: the mask is downloaded (what the run logs).
+  const std::vector<float> mv = mask.to_vector();
+  const float* mp = mv.data();
+  const int64_t n = mask.numel();
   std::lock_guard<std::mutex> lock(mutex_);
   Entry* e = nullptr;
   for (Entry& x : entries_)

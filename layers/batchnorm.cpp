@@ -56,7 +56,11 @@ Tensor BatchNorm::forward(const Tensor& x) {
   const bool batch_stats = is_training() || !track_running_stats;
   // With batch statistics the running ones (when tracked) are updated, else they normalise.
   Tensor y = batch_norm(*this, x, weight, bias, running_mean, running_var, batch_stats, momentum, eps);
-  if (is_training() && track_running_stats) num_batches_tracked.data()[0] += 1.0f;
+  if (is_training() && track_running_stats) {
+    // One binary32 addition of 1 on the counter's device (the backend's accumulate).
+    const Device dev = num_batches_tracked.device();
+    backend_for(dev).accumulate(num_batches_tracked, Tensor::full({}, 1.0f, dev));
+  }
   return y;
 }
 

@@ -33,6 +33,10 @@ std::shared_ptr<const CsrMatrix> GCNConv::propagation(std::shared_ptr<const CsrM
       throw std::invalid_argument(fmt::format("{}: GCNConv(cached): adjacency {} x {} after a cached {} x {}",
                                               path(), adjacency->rows, adjacency->cols, cache_->rows,
                                               cache_->cols));
+    // The cached constants follow the adjacency to its device (a model moved after the first call).
+    if (cache_->values.device() != adjacency->values.device())
+      cache_ = std::make_shared<const CsrMatrix>(
+          csr_with_values(*cache_, cache_->values.to(adjacency->values.device())));
     return cache_;
   }
   if (adjacency->rows != adjacency->cols)

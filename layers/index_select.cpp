@@ -36,7 +36,8 @@ Tensor select_rows(const Module& m, const char* op, const Tensor& x, int64_t A, 
   return result;
 }
 
-// The values of a 1-D tensor of N exact integers in [lo, hi].
+// The values of a 1-D tensor of N exact integers in [lo, hi] (downloaded: they are checked and
+// turned into row numbers on the host).
 std::vector<int64_t> integers(const Module& m, const char* what, const Tensor& t, int64_t N, int64_t lo, int64_t hi) {
   if (t.ndim() != 1 || t.dim(0) != N)
     throw std::invalid_argument(
@@ -67,7 +68,10 @@ Tensor index_select(const Module& m, const Tensor& x, int dim, const Tensor& ind
   for (int i = d + 1; i < nd; ++i) B *= x.dim(i);
   Shape y_shape = x.shape();
   y_shape[static_cast<size_t>(d)] = index.numel();
-  return select_rows(m, "index_select", x, A, x.dim(d), B, index.clone(), y_shape);
+  // The op reads the index on x's device: a host-made index is uploaded (a copy either way, so a
+  // later change of the caller's tensor cannot reach the backward).
+  const Tensor idx = index.device() == x.device() ? index.clone() : index.to(x.device());
+  return select_rows(m, "index_select", x, A, x.dim(d), B, idx, y_shape);
 }
 
 Tensor gather_rows(const Module& m, const Tensor& x, const Tensor& positions, int time_dim) {
@@ -88,7 +92,7 @@ Tensor gather_rows(const Module& m, const Tensor& x, const Tensor& positions, in
     y_shape.push_back(x.dim(i));
     B *= x.dim(i);
   }
-  return select_rows(m, "gather_rows", x, 1, N * T, B, Tensor::from_vector({N}, flat), y_shape);
+  return select_rows(m, "gather_rows", x, 1, N * T, B, Tensor::from_vector({N}, flat, x.device()), y_shape);
 }
 
 Tensor last_valid_step(const Module& m, const Tensor& x, const Tensor& lengths, int time_dim) {
@@ -100,7 +104,7 @@ Tensor last_valid_step(const Module& m, const Tensor& x, const Tensor& lengths, 
   const std::vector<int64_t> len = integers(m, "lengths", lengths, N, 1, T);
   std::vector<float> pos(static_cast<size_t>(N));
   for (int64_t n = 0; n < N; ++n) pos[n] = static_cast<float>(len[n] - 1);
-  return gather_rows(m, x, Tensor::from_vector({N}, pos), time_dim);
+  return gather_rows(m, x, Tensor::from_vector({N}, pos, x.device()), time_dim);
 }
 
 }  // namespace emu

@@ -96,7 +96,10 @@ Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawK
 void hook_output(const Module& m, const LayerNumerics& n, Tensor& y) {
   if (const TensorHook& hook = tensor_hook_slot()) {
     Tensor h = hook(m, TensorSite::Activations, "output", n.out(), ReadLayout{}, y);
-    if (h.data() != y.data()) y.copy_from(h);
+    // A hook that hands back y itself (or the same view of its storage) wrote nothing new.
+    const bool same_view = h.impl()->storage == y.impl()->storage && h.offset() == y.offset() &&
+                           h.shape() == y.shape() && h.strides() == y.strides();
+    if (!same_view) y.copy_from(h);
   }
 }
 

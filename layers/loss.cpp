@@ -76,11 +76,9 @@ Tensor cross_entropy(const Module& m, const Tensor& logits, const std::vector<in
       throw std::invalid_argument(fmt::format("{}: cross_entropy target {} does not fit a float exactly", m.path(), v));
     t[i] = static_cast<float>(v);
   }
-  if (logits.device() != Device::Cpu)
-    throw std::invalid_argument(fmt::format("{}: cross_entropy with std::vector targets needs cpu logits (core has no "
-                                            "host-to-device copy yet); pass a targets tensor on the logits' device",
-                                            m.path()));
-  return cross_entropy(m, logits, Tensor::from_vector({static_cast<int64_t>(t.size())}, t), o);
+  // Host-made targets go to the logits' device.
+  return cross_entropy(m, logits, Tensor::from_vector({static_cast<int64_t>(t.size())}, t, logits.device()),
+                       o);
 }
 
 Tensor mse_loss(const Module& m, const Tensor& x, const Tensor& target) {

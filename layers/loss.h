@@ -22,7 +22,7 @@ struct CrossEntropyOptions {
 // (PyTorch's cross_entropy with reduction='mean'; all rows ignored gives NaN).
 Tensor cross_entropy(const Module& m, const Tensor& logits, const Tensor& targets,
                      const CrossEntropyOptions& options = {});
-// The same with targets as integers (cpu logits only, until core can copy to a device).
+// The same with targets as integers (uploaded to the logits' device).
 Tensor cross_entropy(const Module& m, const Tensor& logits, const std::vector<int64_t>& targets,
                      const CrossEntropyOptions& options = {});
 

@@ -42,6 +42,7 @@ Tensor sequence_mask(const Tensor& lengths_or_mask, int64_t N, int64_t T) {
     throw std::invalid_argument(
         fmt::format("sequence lengths of shape {}: want ({}) lengths or a ({}, {}) mask",
                     shape_string(s.shape()), N, N, T));
+  // Lengths are checked and expanded on the host; the mask goes to the lengths' device.
   std::vector<float> lengths = s.to_vector(), mask(static_cast<size_t>(N * T), 0.0f);
   for (int64_t n = 0; n < N; ++n) {
     const float len = lengths[static_cast<size_t>(n)];
@@ -50,7 +51,7 @@ Tensor sequence_mask(const Tensor& lengths_or_mask, int64_t N, int64_t T) {
           fmt::format("sequence length {} of sequence {} is not an integer in [0, {}]", len, n, T));
     for (int64_t t = 0; t < static_cast<int64_t>(len); ++t) mask[static_cast<size_t>(n * T + t)] = 1.0f;
   }
-  return Tensor::from_vector({N, T}, mask);
+  return Tensor::from_vector({N, T}, mask, s.device());
 }
 
 DrawKey recurrent_key(const Module& m, DrawSite site, int layer, int dir) {

@@ -89,7 +89,7 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
       reduce_over_rows(sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
                        [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
                          Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
-                         be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f), nullptr, o, key);
+                         be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f, gy.device()), nullptr, o, key);
                        });
       finish_grad(nm, gb2, key);
       gbias = gb2.view({n});

@@ -45,7 +45,7 @@ Tensor lengths_mask(const Tensor& lengths, int64_t L) {
       throw std::invalid_argument(fmt::format("lengths_mask: lengths[{}] = {} is not an integer in [0, {}]", n, v, L));
     for (int64_t t = 0; t < static_cast<int64_t>(v); ++t) mask[n * L + t] = 1.0f;
   }
-  return Tensor::from_vector({N, L}, mask);
+  return Tensor::from_vector({N, L}, mask, lengths.device());
 }
 
 TemporalAvgPool::TemporalAvgPool(int d) : dim(check_dim("TemporalAvgPool", d)) {}

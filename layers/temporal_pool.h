@@ -13,7 +13,8 @@
 
 namespace emu {
 
-// lengths (N): exact integers in [0, L] -> mask (N, L): mask[n, t] = 1 when t < lengths[n], else 0.
+// lengths (N): exact integers in [0, L] -> mask (N, L): mask[n, t] = 1 when t < lengths[n], else 0,
+// on the lengths' device (checked and built on the host).
 Tensor lengths_mask(const Tensor& lengths, int64_t L);
 
 // The ops themselves; `m` gives the numerics, the path of the draw keys and the step.

@@ -59,14 +59,14 @@ Tensor swap_last_dims(const Tensor& x) {
 }
 
 // (N, S) 0/1 float mask from lengths (N): `padded` true gives 1 at the padded steps (t >= length).
+// Built on the host from the downloaded lengths, on the lengths' device.
 Tensor step_mask(const Tensor& lengths, int64_t S, bool padded) {
   const std::vector<float> len = lengths.to_vector();
   const int64_t N = static_cast<int64_t>(len.size());
-  Tensor m = Tensor::zeros({N, S});
-  float* p = m.data();
+  std::vector<float> p(static_cast<size_t>(N * S));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t t = 0; t < S; ++t) p[n * S + t] = (static_cast<float>(t) < len[static_cast<size_t>(n)]) != padded;
-  return m;
+  return Tensor::from_vector({N, S}, p, lengths.device());
 }
 
 // Zeroes the padded steps of x (N, S, C): rows of a zero-row-extended copy picked by index_select,
@@ -82,7 +82,7 @@ class PadSteps : public Module {
         index[static_cast<size_t>(n * S + t)] =
             static_cast<float>(static_cast<float>(t) < len[static_cast<size_t>(n)] ? n * S + t : N * S);
     Tensor rows = concat({reshape(x, {N * S, C}), Tensor::zeros({1, C}, x.device())}, 0);
-    return reshape(index_select(*this, rows, 0, Tensor::from_vector({N * S}, index)), {N, S, C});
+    return reshape(index_select(*this, rows, 0, Tensor::from_vector({N * S}, index, x.device())), {N, S, C});
   }
   std::string type_name() const override { return "PadSteps"; }
 };
@@ -176,12 +176,11 @@ class Crnn : public Model {
     h = probe(*out_drop, out_drop->forward(h));
     Tensor logits = probe(*out, out->forward(h));  // (N, T, V)
 
-    // Targets: padding -> -1 (not counted).
-    Tensor targets = Tensor::zeros({N * T});
-    const std::vector<float> ids = tgt_out.to_vector();
+    // Targets: padding -> -1 (not counted); made on the host, put on the ids' device.
+    std::vector<float> ids = tgt_out.to_vector();
     const float pad = static_cast<float>(c_.pad_id);
-    for (size_t i = 0; i < ids.size(); ++i) targets.data()[i] = ids[i] == pad ? -1.0f : ids[i];
-    return {reshape(logits, {N * T, c_.tgt_vocab}), targets};
+    for (float& id : ids) id = id == pad ? -1.0f : id;
+    return {reshape(logits, {N * T, c_.tgt_vocab}), Tensor::from_vector({N * T}, ids, tgt_out.device())};
   }
 
   std::string type_name() const override { return "CRNN"; }

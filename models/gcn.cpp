@@ -78,17 +78,15 @@ class Gcn : public Model {
   static Tensor node_targets(const data::Batch& batch, const std::string& split) {
     const Tensor& y = batch.at("y");
     const std::string mask_name = batch.tensors.count("mask") ? "mask" : split + "_mask";
-    const Tensor mask = batch.at(mask_name).contiguous();
+    const Tensor& mask = batch.at(mask_name);
     if (y.ndim() != 1 || mask.shape() != y.shape())
       throw std::invalid_argument(fmt::format("gcn: 'y' {} and '{}' {} must both be (V)", shape_string(y.shape()),
                                               mask_name, shape_string(mask.shape())));
-    Tensor yc = y.contiguous();
-    Tensor t = Tensor::zeros(y.shape());
-    const float* py = yc.data();
-    const float* pm = mask.data();
-    float* pt = t.data();
-    for (int64_t i = 0, n = y.numel(); i < n; ++i) pt[i] = pm[i] != 0.0f ? py[i] : -1.0f;
-    return t;
+    // Built on the host from the downloaded labels and mask, then put on the labels' device.
+    const std::vector<float> py = y.to_vector(), pm = mask.to_vector();
+    std::vector<float> t(py.size());
+    for (size_t i = 0; i < t.size(); ++i) t[i] = pm[i] != 0.0f ? py[i] : -1.0f;
+    return Tensor::from_vector(y.shape(), t, y.device());
   }
 };
 

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <stdexcept>
+
+#include "core/backend.h"
 
 namespace emu::models {
 
@@ -51,12 +52,10 @@ Tensor example_targets(const data::Batch& batch) {
 }
 
 bool has_nonfinite(const Tensor& t) {
-  if (t.device() != Device::Cpu) return false;  // device tensors are checked by their backend (later)
-  Tensor c = t.contiguous();
-  const float* p = c.data();
-  for (int64_t i = 0, n = c.numel(); i < n; ++i)
-    if (!std::isfinite(p[i])) return true;
-  return false;
+  if (t.numel() == 0) return false;
+  int64_t count = 0;
+  backend_for(t.device()).count_nonfinite(t, &count);  // on the tensor's device: one count comes back
+  return count > 0;
 }
 
 }  // namespace emu::models

@@ -33,6 +33,9 @@ void Adam::step() {
     u.bias_correction1 = 1.0f - beta1_power_;
     u.bias_correction2 = 1.0f - beta2_power_;
     u.update_format = update_format_;
+    // State lives with its parameter: moments made before Module::to follow it (bits unchanged).
+    exp_avg_[i].move_to(p.device());
+    exp_avg_sq_[i].move_to(p.device());
     backend_for(p.device()).adam_update(u, p, g.contiguous(), exp_avg_[i], exp_avg_sq_[i]);
   }
   ++steps_;

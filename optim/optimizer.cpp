@@ -16,7 +16,9 @@ double clip_grad_norm(const NamedTensors& params, double max_norm, const Format&
   double sum = 0;
   for (const auto& [_, p] : params) {
     if (!p.grad().defined()) continue;
-    for (float g : p.grad().to_vector()) sum += static_cast<double>(g) * g;
+    const Tensor g = p.grad();
+    // The one binary64 sum continues across tensors on their devices: only the double comes back.
+    backend_for(g.device()).sum_squares(g, &sum);
   }
   double norm = std::sqrt(sum);  // IEEE sqrt: correctly rounded, not a libm approximation
   if (norm > max_norm) {

@@ -30,7 +30,9 @@ class Optimizer {
   int64_t steps() const { return steps_; }
 
   // Optimizer state (momentum buffers, moments, step count) by parameter name,
-  // for checkpoints: "<param>.<buffer>".
+  // for checkpoints: "<param>.<buffer>". Buffers live on their parameter's device
+  // (made there, and moved there at the next step after Module::to); counters are
+  // host values, handed out as CPU scalars. load_state_dict copies from any device.
   virtual std::map<std::string, Tensor> state_dict() const = 0;
   virtual void load_state_dict(const std::map<std::string, Tensor>& state) = 0;
 
@@ -43,7 +45,8 @@ class Optimizer {
 
 // Scales all gradients by max_norm / (norm + 1e-6) when their global L2 norm
 // exceeds max_norm. The norm is the square root of the sum of squares taken in
-// binary64 in parameter order, then element order (deterministic); returns it.
+// binary64 in parameter order, then element order (deterministic), by the backend
+// op sum_squares on each gradient's device; returns it.
 double clip_grad_norm(const NamedTensors& params, double max_norm, const Format& grads_format = Format());
 
 }  // namespace emu

@@ -29,6 +29,8 @@ void SGD::step() {
     u.nesterov = options_.nesterov;
     u.first_step = !started_[i];
     u.update_format = update_format_;
+    // State lives with its parameter: a buffer made before Module::to follows it (bits unchanged).
+    if (momentum_[i].defined()) momentum_[i].move_to(p.device());
     Tensor buf = momentum_[i].defined() ? momentum_[i] : p;  // unused without momentum
     backend_for(p.device()).sgd_update(u, p, g.contiguous(), buf);
     started_[i] = true;

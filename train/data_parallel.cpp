@@ -195,7 +195,7 @@ DataParallel::Step DataParallel::combine(models::Model& model, const models::Pre
           throw std::runtime_error(fmt::format(
               "parallel: rank {} counts {} targets in step {}, rank 0 {}: the loss mean needs equal shares",
               r, parts[static_cast<size_t>(3 * r + 1)], step + 1, parts[1]));
-      s.seed = Tensor::scalar(1.0f / static_cast<float>(ranks_));
+      s.seed = Tensor::scalar(1.0f / static_cast<float>(ranks_), loss.device());
     } else {
       NoGradGuard no_grad;
       const int64_t rows = p.logits.dim(0);

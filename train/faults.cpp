@@ -301,8 +301,12 @@ CodeSpace code_space(const Format& f, const ReadLayout& layout, const Tensor& t)
 
 Tensor fault_codes(const Format& f, const ReadLayout& layout, const Tensor& t, const std::vector<CodeFault>& faults,
                    std::vector<FaultEvent>* events) {
-  Tensor out = t.clone();  // row-major; t is never written (it may be the master weights)
-  float* p = out.data();
+  // The codes are changed on the host: a row-major download of t (never written: it may be the
+  // master weights), uploaded to t's device at the end.
+  std::vector<float> values = t.to_vector();
+  float* p = values.data();
+  const int64_t numel = t.numel();
+  auto result = [&] { return Tensor::from_vector(t.shape(), values, t.device()); };
   auto event = [&](const CodeFault& c, uint64_t before, uint64_t after, float vb, float va) {
     if (!events) return;
     FaultEvent e;
@@ -319,20 +323,20 @@ Tensor fault_codes(const Format& f, const ReadLayout& layout, const Tensor& t, c
   if (!is_block(f)) {
     for (const CodeFault& c : faults) {
       if (c.meta) throw std::invalid_argument(fmt::format("fault: {} has no metadata codes", format_name(f)));
-      if (c.index < 0 || c.index >= out.numel())
-        throw std::invalid_argument(fmt::format("fault: element {} of a tensor of {}", c.index, out.numel()));
+      if (c.index < 0 || c.index >= numel)
+        throw std::invalid_argument(fmt::format("fault: element {} of a tensor of {}", c.index, numel));
       uint64_t before = 0, after = 0;
       const float vb = p[c.index];
       p[c.index] = fault_value(f, vb, c.bit, c.kind, &before, &after);
       event(c, before, after, vb, p[c.index]);
     }
-    return out;
+    return result();
   }
   // Block formats: the read re-encoded (it must decode back to itself bit for bit), codes changed, decoded.
   const ReadLayout l = layout.len > 0 ? layout : rows_along_last_dim(t.numel(), t.ndim() > 0 ? t.dim(t.ndim() - 1) : 1);
   BlockEncoded enc = encode_blocks(f, p, l);
   {
-    std::vector<float> back(static_cast<size_t>(out.numel()));
+    std::vector<float> back(static_cast<size_t>(numel));
     decode_blocks(f, enc, back.data());
     if (std::memcmp(back.data(), p, back.size() * sizeof(float)) != 0)
       throw std::logic_error(fmt::format("fault: a read in {} does not re-encode to itself; cannot place the fault",
@@ -354,7 +358,7 @@ Tensor fault_codes(const Format& f, const ReadLayout& layout, const Tensor& t, c
   }
   decode_blocks(f, enc, p);
   for (size_t k : element_events) (*events)[k].after = p[(*events)[k].element];
-  return out;
+  return result();
 }
 
 std::vector<FaultEvent> FaultInjector::take_events() {

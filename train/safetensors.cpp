@@ -34,15 +34,13 @@ void write_safetensors(const std::string& path, const TensorFile& file) {
   std::vector<Tensor> order;
   for (const auto& [name, t] : file.tensors) {
     if (name == "__metadata__") throw CheckpointError("safetensors: '__metadata__' cannot name a tensor");
-    if (t.device() != Device::Cpu)
-      throw CheckpointError(fmt::format("safetensors: tensor '{}' is not on the CPU", name));
     std::string shape;
     for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
     const uint64_t bytes = static_cast<uint64_t>(t.numel()) * sizeof(float);
     header += fmt::format("{}{}:{{\"dtype\":\"F32\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
                           header.size() > 1 ? "," : "", json_quote(name), shape, offset, offset + bytes);
     offset += bytes;
-    order.push_back(t.contiguous());
+    order.push_back(t.to(Device::Cpu).contiguous());  // a device tensor is downloaded
   }
   if (!file.metadata.empty()) {
     header += std::string(header.size() > 1 ? "," : "") + "\"__metadata__\":{";

@@ -26,17 +26,18 @@ class CheckpointError : public std::runtime_error {
 };
 
 struct TensorFile {
-  std::map<std::string, Tensor> tensors;  // CPU tensors
+  std::map<std::string, Tensor> tensors;  // any device when written; read back as CPU tensors
   std::map<std::string, std::string> metadata;
 };
 
 // Writes `file` atomically (train/atomic_file.h: "<path>.tmp", fsync, rename
 // over `path`, fsync of the directory), so a reader (or a run killed
-// mid-write) sees either the old file or the complete new one. Tensors must be
-// CPU tensors; a write error is a CheckpointError naming the file.
+// mid-write) sees either the old file or the complete new one. Tensors on a
+// device are downloaded; a write error is a CheckpointError naming the file.
 void write_safetensors(const std::string& path, const TensorFile& file);
 
-// Reads and validates every structural rule above; throws CheckpointError.
+// Reads and validates every structural rule above; throws CheckpointError. The
+// tensors are CPU tensors: loading copies them into a model on any device.
 TensorFile read_safetensors(const std::string& path);
 
 // Header limit, as the reference implementation (100 MB).
