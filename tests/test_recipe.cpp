@@ -114,7 +114,7 @@ TEST_CASE("unknown types, bad values and missing sections are one-line errors", 
   CHECK(e.find("data.batch_size: 0 is out of range") != std::string::npos);
 
   e = error_of(kBase, {"device=tpu"});
-  CHECK(e.find("device: unknown value 'tpu' (allowed: cpu, cuda)") != std::string::npos);
+  CHECK(e.find("device: unknown value 'tpu' (allowed: cpu, cuda, cuda-host)") != std::string::npos);
 
   e = error_of(std::string(kBase) + "steps: 10\n");
   CHECK(e.find("give one of the two") != std::string::npos);

@@ -196,7 +196,10 @@ const std::vector<KeySpec>& top_level_keys() {
         int_key("epochs", "", "number of passes over the training set (or give steps)", 1),
         int_key("steps", "", "number of optimizer steps (or give epochs)", 1),
         int_key("seed", "0", "seed of every random draw (init, data order, augmentation, dropout, SR)"),
-        choice_key("device", "cpu", {"cpu", "cuda"}, "where the run computes"),
+        choice_key(
+            "device", "cpu", {"cpu", "cuda", "cuda-host"},
+            "where the run computes: cpu, cuda (a GPU), cuda-host (the CUDA kernels run on the CPU by the "
+            "host executor; docs/devices.md)"),
         int_key("threads", "0", "CPU worker threads (0 = all hardware threads)"),
         map_key("numerics", "default policy and per-module overrides"),
         map_key("logging", "progress display and log lines"),

@@ -10,12 +10,17 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
 #include "config/args.h"
 #include "core/autograd.h"
 #include "core/backend.h"
+#include "core/csr.h"
+#include "core/device_select.h"
+#include "core/sparsity.h"
 #include "data/loader.h"
 #include "data/registry.h"
 #include "models/registry.h"
@@ -24,11 +29,10 @@
 #include "optim/schedule.h"
 #include "optim/sgd.h"
 #include "train/atomic_file.h"
+#include "train/data_parallel.h"
+#include "train/faults.h"
 #include "train/json.h"
 #include "train/progress.h"
-#include "train/data_parallel.h"
-#include "core/sparsity.h"
-#include "train/faults.h"
 
 namespace emu::train {
 
@@ -55,17 +59,49 @@ std::string timestamp() {
   return buf;
 }
 
-void check_device(const std::string& device) {
-  if (device == "cpu") return;
+// Makes the recipe's `device` the backend of its tensors. A provider that cannot run here (cuda
+// with no GPU visible) says why in one line, which becomes a recipe error naming the key.
+Device select_device(const std::string& name) {
   try {
-    backend_for(Device::Cuda);
-  } catch (const std::exception&) {
-    throw RecipeError("device: cuda: CUDA backend not built/available in this build (use device: cpu)");
+    return activate_device(name);
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    throw RecipeError(why.rfind("device:", 0) == 0 ? why : fmt::format("device: {}: {}", name, why));
   }
-  throw RecipeError(
-      "device: cuda: the CUDA backend is registered, but the trainer does not move models to it yet (use "
-      "device: cpu)");
 }
+
+// The device a model's parameters live on (Module::to puts them all on one).
+Device model_device(const Module& model) {
+  const std::vector<Tensor> params = model.parameters();
+  return params.empty() ? Device::Cpu : params.front().device();
+}
+
+// Puts a batch on `device`: the loaders build batches on the CPU, the model reads them where it
+// computes. Sparse matrices keep their host index arrays; their values are uploaded, once per
+// matrix object (a graph dataset hands out the same adjacency every step).
+class BatchUploader {
+ public:
+  explicit BatchUploader(Device device) : device_(device) {}
+  void upload(data::Batch& batch) {
+    if (device_ == Device::Cpu) return;
+    for (auto& [_, t] : batch.tensors) t = t.to(device_);
+    for (auto& [name, m] : batch.sparse) {
+      if (!m || m->values.device() == device_) continue;
+      auto& [source, uploaded] = sparse_[name];
+      if (source != m) {
+        source = m;
+        uploaded = std::make_shared<const CsrMatrix>(csr_with_values(*m, m->values.to(device_)));
+      }
+      m = uploaded;
+    }
+  }
+
+ private:
+  Device device_;
+  // Per field: the host matrix last seen (held, so its address cannot be reused) and its upload.
+  std::map<std::string, std::pair<std::shared_ptr<const CsrMatrix>, std::shared_ptr<const CsrMatrix>>>
+      sparse_;
+};
 
 std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& section, const NamedTensors& params) {
   Args a(section, "optimizer");
@@ -251,10 +287,11 @@ struct EvalSet {
 }  // namespace
 
 void count_correct(const models::Prediction& p, int64_t* counted, int64_t* correct) {
-  Tensor logits = p.logits.contiguous(), targets = p.targets.contiguous();
-  const int64_t rows = logits.dim(0), classes = logits.numel() / std::max<int64_t>(rows, 1);
-  const float* l = logits.data();
-  const float* t = targets.data();
+  // Accuracy is logged: the logits and targets are downloaded (row-major) and counted on the host.
+  const std::vector<float> lv = p.logits.to_vector(), tv = p.targets.to_vector();
+  const int64_t rows = p.logits.dim(0), classes = p.logits.numel() / std::max<int64_t>(rows, 1);
+  const float* l = lv.data();
+  const float* t = tv.data();
   for (int64_t r = 0; r < rows; ++r) {
     if (t[r] < 0) continue;
     ++*counted;
@@ -276,10 +313,12 @@ SplitResult evaluate(models::Model& model, const data::Dataset& dataset, const s
   NoGradGuard no_grad;
   data::DataLoader loader(dataset, batch_size, false, false, seed, workers);
   loader.start_epoch(0);
+  BatchUploader uploader(model_device(model));
   data::Batch batch;
   double loss_sum = 0;
   int64_t counted = 0, correct = 0;
   while (loader.next(batch)) {
+    uploader.upload(batch);
     models::Prediction p = model.predict(batch, split);
     int64_t c = 0;
     count_correct(p, &c, &correct);
@@ -316,13 +355,14 @@ Recipe recipe_from_checkpoint(const std::string& checkpoint_or_dir) {
 
 SplitResult evaluate_checkpoint(const Recipe& recipe, const std::string& checkpoint,
                                 std::string* description) {
-  check_device(recipe.root["device"].Scalar());
+  const Device device = select_device(recipe.root["device"].Scalar());
   cpu_backend().set_threads(static_cast<int>(parse_int(recipe.root["threads"].Scalar(), "threads")));
   YAML::Node data_section = recipe.root["data"];
   std::unique_ptr<data::Dataset> test = data::make_dataset(data_section, "test");
   if (!test) throw RecipeError("data: this dataset has no test split");
   std::shared_ptr<models::Model> model = models::make_model(recipe.root["model"], test->meta());
   model->apply_numerics(numerics_policy(recipe.root["numerics"]));
+  model->to(device);  // the checkpoint's CPU tensors are uploaded into it
   const std::string path = resolve_checkpoint(checkpoint);
   CheckpointState s = load_checkpoint(path, *model, nullptr);
   model->context().seed = s.seed;
@@ -336,7 +376,8 @@ SplitResult evaluate_checkpoint(const Recipe& recipe, const std::string& checkpo
 TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   const YAML::Node& root = recipe.root;
   std::ostream& out = options.log ? *options.log : std::cout;
-  check_device(root["device"].Scalar());
+  const std::string device_choice = root["device"].Scalar();
+  const Device device = select_device(device_choice);
   cpu_backend().set_threads(static_cast<int>(parse_int(root["threads"].Scalar(), "threads")));
   const uint64_t seed = static_cast<uint64_t>(parse_int(root["seed"].Scalar(), "seed"));
 
@@ -356,7 +397,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   if (run_dir.empty()) run_dir = (fs::path("runs") / (recipe.name() + "-" + timestamp())).string();
   // Lines for the log, held until the run dir exists: nothing is created
   // before the data and the model have been built without error.
-  std::vector<std::string> early;
+  std::vector<std::string> early = {"device: " + device_description(device_choice)};
 
   // Data.
   YAML::Node data_section = root["data"];
@@ -384,7 +425,8 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
 
   // Model, numerics, optimizer, schedule.
   std::shared_ptr<models::Model> model = models::make_model(root["model"], train_set->meta());
-  model->initialize(seed);
+  model->initialize(seed);  // on the host (Philox draws), then moved: the same bits on every device
+  model->to(device);
   const NumericsPolicy policy = numerics_policy(root["numerics"]);
   check_overrides_match(root["numerics"], *model);
   model->apply_numerics(policy);
@@ -470,6 +512,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   TrainPosition& pos = state.position;
   EpochTotals& totals = state.totals;
   float lr = schedule->lr_at(pos.step);
+  BatchUploader uploader(device);
   data::Batch batch;
 
   while (pos.epoch < total_epochs) {
@@ -481,6 +524,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
         if (!loader.next(batch)) throw std::logic_error("data loader ended an epoch early");
         const int64_t global_examples = batch.size;
         dp.shard(batch);
+        uploader.upload(batch);  // after sharding: each rank uploads its share only
         ctx.step = static_cast<uint64_t>(pos.step);
         lr = schedule->lr_at(pos.step);
         optimizer->set_lr(lr);
