@@ -7,7 +7,7 @@
 #
 #   tools/gpu_check.sh REPORT_DIR [BUILD_DIR]
 #
-# REPORT_DIR gets report.md (GPU, driver, validate matrix, sanitizer verdicts,
+# REPORT_DIR gets gpu_check_report.txt (markdown) (GPU, driver, validate matrix, sanitizer verdicts,
 # benchmarks) and the full logs. Exit status: 0 when validate and every
 # sanitizer pass, 1 otherwise, 2 when there is no GPU or the build fails.
 set -uo pipefail
@@ -17,7 +17,7 @@ build=${2:-build-gpu}
 cd "$(dirname "$0")/.."
 mkdir -p "$report_dir"
 report_dir=$(cd "$report_dir" && pwd)
-report=$report_dir/report.md
+report=$report_dir/gpu_check_report.txt
 cuda_bin=/usr/local/cuda/bin
 export PATH=$cuda_bin:$PATH
 

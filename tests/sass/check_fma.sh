@@ -76,4 +76,12 @@ CU
   exit 0
 fi
 
-check "$@"
+# CMake hands a list of object files as one ';'-separated argument.
+allowed=$1
+shift
+files=()
+for arg in "$@"; do
+  IFS=';' read -ra parts <<< "$arg"
+  files+=("${parts[@]}")
+done
+check "$allowed" "${files[@]}"
