@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "numerics/fp32_ops.h"
 
 namespace emu {
 namespace {
@@ -88,7 +89,7 @@ void CpuBackend::accumulate(Tensor& acc, const Tensor& g) {
   float* base = acc.data();
   size_t i = 0;
   for_each_index(acc, [&](int64_t p) {
-    base[p] = base[p] + gv[i];
+    base[p] = fp32::add(base[p], gv[i]);  // the device's addition, canonical NaN included
     ++i;
   });
 }
