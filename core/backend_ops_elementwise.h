@@ -13,7 +13,7 @@
 // steps 0, 1, 2 in activation_grad's order); an element-wise rounding of
 // element i (row-major over the whole tensor) at index i; a reduction over row r
 // at index r * mac_site_count(K, chunk) + its numerics/mac.h site, with
-// mac_site_count(K, chunk) = 2K + ceil(K / chunk) + 2 (backends/cpu/gemm.h).
+// mac_site_count(K, chunk) = 2K + ceil(K / chunk) + 2 (numerics/mac.h).
 //
 // The per-element arithmetic lives in numerics/ (element_arith.h, activations.h,
 // row_sites.h): one host+device definition that the CPU loops and the CUDA

@@ -31,8 +31,8 @@ struct MacPolicy {
 //   term k: product 2k, accumulation 2k+1; chunk c's promotion 2K+c;
 //   bias 2K+chunks; output 2K+chunks+1.
 struct MacSites {
-  static uint64_t product(uint64_t k) { return 2 * k; }
-  static uint64_t accumulate(uint64_t k) { return 2 * k + 1; }
+  EMU_HD static uint64_t product(uint64_t k) { return 2 * k; }
+  EMU_HD static uint64_t accumulate(uint64_t k) { return 2 * k + 1; }
 };
 
 // Sites of one reduction of K terms, i.e. the stride between the draw indices

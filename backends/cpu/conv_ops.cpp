@@ -30,7 +30,6 @@ namespace {
 using cpu_checks::check_result;
 using cpu_checks::check_shape;
 using cpu_rows::direct_reduce;
-using cpu_rows::draws_random;
 
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block

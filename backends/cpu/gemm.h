@@ -25,19 +25,11 @@ namespace emu {
 // Stochastic rounding draws of a GEMM: output o's site s (numbering of
 // numerics/mac.h: term k's product 2k, its accumulation 2k+1, chunk c's
 // promotion 2K+c, bias 2K+chunks, output 2K+chunks+1) draws
-//   philox_draw(seed, stream, o * mac_site_count(K, chunk) + s).
+//   philox_draw(seed, stream, o * mac_site_count(K, chunk) + s)   (numerics/mac.h).
 struct GemmDraws {
   uint64_t seed = 0;
   uint64_t stream = 0;
 };
-
-// Sites of one reduction of K terms, i.e. the stride between outputs' draw
-// indices: 2K + chunks + 2, with chunks = ceil(K / chunk) (1 when chunk == 0 or
-// K == 0, as in mac_reduce).
-inline uint64_t mac_site_count(int64_t K, int chunk) {
-  const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
-  return 2 * static_cast<uint64_t>(K) + chunks + 2;
-}
 
 // The implementations mac_gemm chooses from.
 enum class GemmPath : uint8_t {

@@ -23,7 +23,6 @@ namespace {
 
 using cpu_checks::check_result;
 using cpu_checks::check_shape;
-using cpu_rows::draws_random;
 using cpu_rows::row_grain;
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h

@@ -25,7 +25,6 @@
 namespace emu {
 namespace {
 
-using cpu_rows::draws_random;
 
 // One product c = a b (+ bias) with everything resolved to host pointers.
 struct Spmm {
