@@ -36,7 +36,9 @@ bool device_available(std::string* reason) {
   int n = 0;
   const cudaError_t status = cudaGetDeviceCount(&n);
   if (status != cudaSuccess || n == 0) {
-    if (reason) *reason = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device visible";
+    if (reason)
+      *reason = status != cudaSuccess ? std::string("no CUDA GPU visible (") + cudaGetErrorString(status) + ")"
+                                      : "no CUDA GPU visible";
     return false;
   }
   return true;
