@@ -10,7 +10,8 @@
 #       kernels: fma.rn.* instructions) or a library/cubin, disassembled with
 #       cuobjdump -sass (FFMA, DFMA, HFMA2) when cuobjdump is on PATH or in $CUOBJDUMP
 #   check_fma.sh --self-test NVCC        proves the check sees an FMA: a kernel
-#       compiled with --fmad=true must fail it, with --fmad=false pass
+#       that calls __fmaf_rn must fail it, the same kernel with __fmul_rn and
+#       __fadd_rn must pass (both built with the project's --fmad=false)
 set -euo pipefail
 
 cuobjdump=${CUOBJDUMP:-$(command -v cuobjdump || true)}
@@ -58,21 +59,29 @@ if [ "${1:-}" = "--self-test" ]; then
   nvcc=$2
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  cat > "$tmp/axpy.cu" <<'CU'
-__global__ void axpy(float a, const float* x, float* y, int n) {
+  cat > "$tmp/fused.cu" <<'CU'
+__global__ void axpy_fused(float a, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
+  if (i < n) y[i] = __fmaf_rn(a, x[i], y[i]);
+}
+CU
+  cat > "$tmp/plain.cu" <<'CU'
+__global__ void axpy_plain(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __fadd_rn(__fmul_rn(a, x[i]), y[i]);
 }
 CU
   : > "$tmp/none.txt"
-  "$nvcc" -arch=compute_90 --fmad=true -ptx -o "$tmp/fused.ptx" "$tmp/axpy.cu"
-  "$nvcc" -arch=compute_90 --fmad=false -ptx -o "$tmp/plain.ptx" "$tmp/axpy.cu"
-  if check "$tmp/none.txt" "$tmp/fused.ptx" 2>/dev/null; then
-    echo "check_fma self-test: the FMA of a --fmad=true build was NOT detected" >&2
+  "$nvcc" -arch=compute_90 --fmad=false -ptx -o "$tmp/fused.ptx" "$tmp/fused.cu"
+  "$nvcc" -arch=compute_90 --fmad=false -ptx -o "$tmp/plain.ptx" "$tmp/plain.cu"
+  if check "$tmp/none.txt" "$tmp/fused.ptx" > /dev/null 2>&1; then
+    echo "check_fma self-test: the FMA of __fmaf_rn was NOT detected" >&2
     exit 1
   fi
+  echo "axpy_fused" > "$tmp/allow.txt"
+  check "$tmp/allow.txt" "$tmp/fused.ptx"  # an allowed kernel passes
   check "$tmp/none.txt" "$tmp/plain.ptx"
-  echo "check_fma self-test: --fmad=true detected, --fmad=false passes"
+  echo "check_fma self-test: __fmaf_rn detected, allowed by name, separate roundings pass"
   exit 0
 fi
 
