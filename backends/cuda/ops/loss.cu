@@ -19,6 +19,7 @@
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
 #include "numerics/element_arith.h"
+#include "core/loss_checks.h"
 #include "numerics/loss_arith.h"
 #include "numerics/row_reduce.h"
 
@@ -90,18 +91,6 @@ __global__ void mse_grad_kernel(A arith, const float* diff, float w, float* gx, 
   }
 }
 
-// Targets (N) as row classes (-1: an ignored row), checked on the host as the CPU checks them.
-std::vector<int64_t> row_classes(const char* op, const Tensor& targets, int64_t N, int64_t C, int64_t ignore_index) {
-  if (targets.ndim() != 1 || targets.dim(0) != N)
-    throw std::invalid_argument(
-        fmt::format("{}: targets of shape {} for {} rows (want ({},))", op, shape_string(targets.shape()), N, N));
-  return target_classes(op, targets.to_vector(), C, ignore_index);
-}
-
-void check_scalar_out(const char* op, const Tensor& t) {
-  if (t.numel() != 1) throw std::invalid_argument(fmt::format("{}: the loss must have one element", op));
-}
-
 }  // namespace
 
 // logits: (N, C), targets: (N) -> logp: (N, C), loss: ()
@@ -109,12 +98,9 @@ void CudaBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits
                                         int64_t ignore_index, float q_on, float q_off, Tensor& logp, Tensor& loss,
                                         DrawKey key) {
   OpScope scope("cross_entropy_forward");
-  if (logits.ndim() != 2 || logp.shape() != logits.shape() || !logp.is_contiguous())
-    throw std::invalid_argument(fmt::format("cross_entropy_forward: logits {} -> logp {}: want (N, C) both",
-                                            shape_string(logits.shape()), shape_string(logp.shape())));
-  check_scalar_out("cross_entropy_forward", loss);
+  check_cross_entropy("cross_entropy_forward", "logits", logits, "logp", logp, loss,
+                      targets, ignore_index);
   const int64_t N = logits.dim(0), C = logits.dim(1);
-  row_classes("cross_entropy_forward", targets, N, C, ignore_index);
   softmax_forward(p, true, logits, logp, key);
 
   const Tensor tc = targets.contiguous();
@@ -136,12 +122,9 @@ void CudaBackend::cross_entropy_backward(const Format& g, const Tensor& logp, co
                                          int64_t ignore_index, float q_on, float q_off, const Tensor& gloss,
                                          Tensor& glogits, DrawKey key) {
   OpScope scope("cross_entropy_backward");
-  if (logp.ndim() != 2 || glogits.shape() != logp.shape() || !glogits.is_contiguous())
-    throw std::invalid_argument(fmt::format("cross_entropy_backward: logp {} -> glogits {}: want (N, C) both",
-                                            shape_string(logp.shape()), shape_string(glogits.shape())));
-  check_scalar_out("cross_entropy_backward", gloss);
+  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_backward", "logp", logp, "glogits", glogits, gloss,
+                                                       targets, ignore_index);
   const int64_t N = logp.dim(0), C = logp.dim(1);
-  const std::vector<int64_t> cls = row_classes("cross_entropy_backward", targets, N, C, ignore_index);
   int64_t count = 0;
   for (int64_t c : cls) count += c >= 0;
   const float w = loss_scale(g, gloss.item(), count, key);
@@ -162,11 +145,7 @@ void CudaBackend::cross_entropy_backward(const Format& g, const Tensor& logp, co
 void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff, Tensor& loss,
                               DrawKey key) {
   OpScope scope("mse_forward");
-  if (x.shape() != target.shape() || x.shape() != diff.shape() || !diff.is_contiguous())
-    throw std::invalid_argument(fmt::format("mse_forward: input {}, target {}, diff {}: want one shape",
-                                            shape_string(x.shape()), shape_string(target.shape()),
-                                            shape_string(diff.shape())));
-  check_scalar_out("mse_forward", loss);
+  check_mse_forward(x, target, diff, loss);
   const Tensor xc = x.contiguous(), tc = target.contiguous();
   const int64_t n = x.numel();
   float* dp = n ? contiguous_data(diff, "diff") : nullptr;
@@ -187,11 +166,7 @@ void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor&
 void CudaBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx, Tensor* gtarget,
                                DrawKey key) {
   OpScope scope("mse_backward");
-  if (diff.shape() != gx.shape() || !gx.is_contiguous() ||
-      (gtarget && (gtarget->shape() != diff.shape() || !gtarget->is_contiguous())))
-    throw std::invalid_argument(fmt::format("mse_backward: diff {} -> gx {}", shape_string(diff.shape()),
-                                            shape_string(gx.shape())));
-  check_scalar_out("mse_backward", gloss);
+  check_mse_backward(diff, gloss, gx, gtarget);
   const int64_t n = diff.numel();
   // 2 * gloss is exact in binary64; one rounding for the quotient.
   const float w = loss_scale(g, 2.0 * static_cast<double>(gloss.item()), n, key);
