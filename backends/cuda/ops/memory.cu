@@ -2,9 +2,9 @@
 // fill, transfers, gradient accumulation and the optimizer's reductions.
 #include <vector>
 
-#include "backends/cuda/ops/allocator.h"
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
+#include "backends/cuda/ops/scratch.h"
 #include "numerics/fp32_ops.h"
 #include "numerics/hd.h"
 
@@ -48,19 +48,6 @@ __global__ void count_nonfinite_kernel(KernelView x, unsigned long long* count) 
   }
 }
 
-// A device scratch buffer that goes back to the cache when the op ends.
-class Scratch {
- public:
-  explicit Scratch(size_t bytes) : ptr_(allocate_zeroed(bytes)) {}
-  ~Scratch() { release(ptr_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_;
-};
-
 KernelView contiguous_view(float* data, const Tensor& like) {
   KernelView v;
   v.data = data;
@@ -81,16 +68,17 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   if (n == 0) return;
   const KernelView s = view_of(src), d = view_of(dst);
   if (s.data == d.data && src.strides() == dst.strides()) return;  // the same view
-  if (s.contiguous && d.contiguous) {
-    copy_on_device(d.data, s.data, static_cast<size_t>(n) * sizeof(float));
-    return;
-  }
-  if (same_storage(src, dst)) {  // overlapping views copy as if read first, like the CPU
-    Scratch tmp(static_cast<size_t>(n) * sizeof(float));
-    const KernelView t = contiguous_view(static_cast<float*>(tmp.get()), src);
+  // Views of one storage copy as if read first, like the CPU (a device memcpy of
+  // overlapping ranges is undefined): through a scratch array.
+  if (same_storage(src, dst)) {
+    DeviceArray<float> tmp(static_cast<size_t>(n));
+    const KernelView t = contiguous_view(tmp.get(), src);
     gpu::launch("copy_kernel", copy_kernel, element_grid(n), dim3(kElementBlock), 0, stream(), s, t);
     gpu::launch("copy_kernel", copy_kernel, element_grid(n), dim3(kElementBlock), 0, stream(), t, d);
-    synchronize();  // tmp goes back to the cache
+    return;
+  }
+  if (s.contiguous && d.contiguous) {
+    copy_on_device(d.data, s.data, static_cast<size_t>(n) * sizeof(float));
     return;
   }
   gpu::launch("copy_kernel", copy_kernel, element_grid(n), dim3(kElementBlock), 0, stream(), s, d);
@@ -113,11 +101,10 @@ void CudaBackend::upload(const float* host, Tensor& dst) {
     copy_to_device(d.data, host, bytes);
     return;
   }
-  Scratch tmp(bytes);
+  DeviceArray<float> tmp(static_cast<size_t>(n));
   copy_to_device(tmp.get(), host, bytes);
   gpu::launch("copy_kernel", copy_kernel, element_grid(n), dim3(kElementBlock), 0, stream(),
-              contiguous_view(static_cast<float*>(tmp.get()), dst), d);
-  synchronize();
+              contiguous_view(tmp.get(), dst), d);
 }
 
 void CudaBackend::download(const Tensor& src, float* host) {
@@ -130,9 +117,9 @@ void CudaBackend::download(const Tensor& src, float* host) {
     copy_to_host(host, s.data, bytes);
     return;
   }
-  Scratch tmp(bytes);
+  DeviceArray<float> tmp(static_cast<size_t>(n));
   gpu::launch("copy_kernel", copy_kernel, element_grid(n), dim3(kElementBlock), 0, stream(), s,
-              contiguous_view(static_cast<float*>(tmp.get()), src));
+              contiguous_view(tmp.get(), src));
   copy_to_host(host, tmp.get(), bytes);
 }
 
@@ -147,10 +134,10 @@ void CudaBackend::accumulate(Tensor& acc, const Tensor& g) {
 void CudaBackend::sum_squares(const Tensor& x, double* sum) {
   OpScope scope("sum_squares");
   if (x.numel() == 0) return;
-  Scratch dev(sizeof(double));
+  DeviceArray<double> dev(1);
   copy_to_device(dev.get(), sum, sizeof(double));
   gpu::launch("sum_squares_kernel", sum_squares_kernel, dim3(1), dim3(1), 0, stream(), view_of(x),
-              static_cast<double*>(dev.get()));
+              dev.get());
   copy_to_host(sum, dev.get(), sizeof(double));
 }
 
@@ -158,10 +145,10 @@ void CudaBackend::count_nonfinite(const Tensor& x, int64_t* count) {
   OpScope scope("count_nonfinite");
   *count = 0;
   if (x.numel() == 0) return;
-  Scratch dev(sizeof(unsigned long long));
+  DeviceArray<unsigned long long> dev(1);
   const KernelView v = view_of(x);
   gpu::launch("count_nonfinite_kernel", count_nonfinite_kernel, element_grid(v.numel), dim3(kElementBlock), 0,
-              stream(), v, static_cast<unsigned long long*>(dev.get()));
+              stream(), v, dev.get());
   unsigned long long c = 0;
   copy_to_host(&c, dev.get(), sizeof c);
   *count = static_cast<int64_t>(c);
