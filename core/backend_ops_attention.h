@@ -93,7 +93,10 @@ EMU_HD bool attention_masked(const float* key_padding_row, bool causal, int64_t 
 
 }  // namespace emu
 
-#define EMU_OPS_ATTENTION(X)                                                                              \
+// Groups of the family (the CUDA backend has one kernel file per group).
+#define EMU_OPS_ATTENTION(X) EMU_OPS_LAYERNORM(X) EMU_OPS_ATTENTION_PRODUCTS(X) EMU_OPS_ATTENTION_SOFTMAX(X)
+
+#define EMU_OPS_LAYERNORM(X)                                                                              \
   X(layer_norm_forward,                                                                                   \
     (const MacPolicy& p, float eps, const Tensor& x, const Tensor* gamma, const Tensor* beta, Tensor& y,  \
      Tensor& xhat, Tensor& invstd, DrawKey key),                                                          \
@@ -101,7 +104,9 @@ EMU_HD bool attention_masked(const float* key_padding_row, bool causal, int64_t 
   X(layer_norm_backward,                                                                                  \
     (const MacPolicy& p, const Tensor& gy, const Tensor& xhat, const Tensor& invstd, const Tensor* gamma, \
      Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key),                                             \
-    (p, gy, xhat, invstd, gamma, gx, ggamma, gbeta, key))                                                 \
+    (p, gy, xhat, invstd, gamma, gx, ggamma, gbeta, key))
+
+#define EMU_OPS_ATTENTION_PRODUCTS(X)                                                             \
   X(attention_scores,                                                                                     \
     (const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y, Tensor& s, DrawKey key),        \
     (p, heads, x, y, s, key))                                                                             \
@@ -110,7 +115,9 @@ EMU_HD bool attention_masked(const float* key_padding_row, bool causal, int64_t 
     (p, heads, a, y, c, key))                                                                             \
   X(attention_context_transposed,                                                                         \
     (const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& x, Tensor& c, DrawKey key),        \
-    (p, heads, a, x, c, key))                                                                             \
+    (p, heads, a, x, c, key))
+
+#define EMU_OPS_ATTENTION_SOFTMAX(X)                                                              \
   X(attention_softmax_forward,                                                                            \
     (const MacPolicy& p, float scale, bool causal, const Tensor& s, const Tensor* key_padding,            \
      Tensor& probs, DrawKey key),                                                                         \

@@ -78,7 +78,11 @@ inline DrawKey nn_stage_key(DrawKey key, uint32_t stage) { return DrawKey{key.se
 
 }  // namespace emu
 
-#define EMU_OPS_NN(X)                                                                                         \
+// Groups of the family (the CUDA backend has one kernel file per group):
+// convolution (with channel_sum, its bias gradient), pooling, batch norm.
+#define EMU_OPS_NN(X) EMU_OPS_CONV(X) EMU_OPS_POOL(X) EMU_OPS_BATCHNORM(X)
+
+#define EMU_OPS_CONV(X)                                                                                       \
   X(conv2d_forward,                                                                                           \
     (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w, const Tensor* bias,       \
      Tensor& y, DrawKey key),                                                                                 \
@@ -89,7 +93,9 @@ inline DrawKey nn_stage_key(DrawKey key, uint32_t stage) { return DrawKey{key.se
   X(conv2d_grad_weight,                                                                                       \
     (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy, Tensor& gw, DrawKey key), \
     (p, cp, x, gy, gw, key))                                                                                  \
-  X(channel_sum, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key), (p, x, y, key))              \
+  X(channel_sum, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key), (p, x, y, key))
+
+#define EMU_OPS_POOL(X)                                                                                       \
   X(max_pool2d_forward,                                                                                       \
     (const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y, Tensor& argmax, DrawKey key),    \
     (out, pp, x, y, argmax, key))                                                                             \
@@ -105,7 +111,9 @@ inline DrawKey nn_stage_key(DrawKey key, uint32_t stage) { return DrawKey{key.se
   X(adaptive_avg_pool2d_forward, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key),              \
     (p, x, y, key))                                                                                           \
   X(adaptive_avg_pool2d_backward, (const MacPolicy& p, const Tensor& gy, Tensor& gx, DrawKey key),           \
-    (p, gy, gx, key))                                                                                         \
+    (p, gy, gx, key))
+
+#define EMU_OPS_BATCHNORM(X)                                                                                  \
   X(batch_norm_stats,                                                                                         \
     (const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var, Tensor& var_unbiased, DrawKey key),     \
     (p, x, mean, var, var_unbiased, key))                                                                     \

@@ -5,8 +5,9 @@
 // (allocator.h); every op runs on the backend's one stream; every CUDA error
 // becomes an exception naming the op and CUDA's message.
 //
-// Ops without kernels yet report supports() == false and throw
-// "cuda: <op> has no kernel yet" (the validate matrix shows them unsupported).
+// Ops are grouped by kernel file (the EMU_OPS_* lists of core/backend_ops_*.h);
+// a group whose kernels do not exist yet reports supports() == false and its
+// ops throw "cuda: <op> has no kernel yet" (pending.h).
 #pragma once
 
 #include <string>
@@ -26,6 +27,22 @@ class CudaBackend final : public Backend {
   EMU_BACKEND_OPS(EMU_CUDA_BACKEND_OP)
 #undef EMU_CUDA_BACKEND_OP
 };
+
+// Whether the op group of one kernel file has its kernels; each file defines
+// its own (pending.h).
+namespace group_ready {
+bool conv();                // conv.cu
+bool pool();                // pool.cu
+bool batchnorm();           // batchnorm.cu
+bool sequence();            // sequence.cu
+bool layernorm();           // layernorm.cu
+bool attention_products();  // attention_products.cu
+bool attention_softmax();   // attention_softmax.cu
+bool recurrent();           // recurrent.cu
+bool sparse();              // sparse.cu
+bool sparsity();            // sparsity.cu
+bool blocks();              // blocks.cu
+}  // namespace group_ready
 
 // The backend, after making its allocator the one of Device::Cuda storage;
 // throws std::runtime_error with a one-line reason when no device is there.

@@ -1,0 +1,13 @@
+// batch normalisation on the device (EMU_OPS_BATCHNORM): kernels still to come.
+#include "backends/cuda/ops/pending.h"
+
+namespace emu::EMU_CUDA_NS {
+
+bool group_ready::batchnorm() { return false; }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+EMU_OPS_BATCHNORM(EMU_CUDA_NO_KERNEL)
+#pragma GCC diagnostic pop
+
+}  // namespace emu::EMU_CUDA_NS

@@ -1,0 +1,13 @@
+// index gather and scatter-sum, temporal pooling on the device (EMU_OPS_SEQUENCE): kernels still to come.
+#include "backends/cuda/ops/pending.h"
+
+namespace emu::EMU_CUDA_NS {
+
+bool group_ready::sequence() { return false; }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+EMU_OPS_SEQUENCE(EMU_CUDA_NO_KERNEL)
+#pragma GCC diagnostic pop
+
+}  // namespace emu::EMU_CUDA_NS
