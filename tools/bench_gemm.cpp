@@ -2,6 +2,7 @@
 // OpenBLAS SGEMM on the same operands in the same process and run.
 //
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
+//   emutrain bench gemm --device cuda [--m 4096 ...]     (tools/bench_gemm_device.cpp)
 #include "tools/bench_gemm.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
@@ -105,8 +106,11 @@ Timing measure(double min_time, const Run& run) {
 
 }  // namespace
 
-int run_bench_gemm(const BenchGemmOptions& o, std::ostream& out) {
+int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
+  if (opts.device != "cpu") return run_bench_gemm_device(opts, out);
   ensure_openblas_coretype(out);
+  BenchGemmOptions o = opts;
+  for (int64_t* d : {&o.m, &o.n, &o.k}) *d = *d ? *d : 512;
   if (o.m <= 0 || o.n <= 0 || o.k <= 0)
     throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
   const int threads = resolve_threads(o.threads);
@@ -212,9 +216,13 @@ Runner add_bench_gemm(CLI::App& bench_group) {
   CLI::App* cmd = bench_group.add_subcommand(
       "gemm", "mac_gemm GMAC/s under common policies next to OpenBLAS SGEMM (same run, ratios)");
   auto opts = std::make_shared<BenchGemmOptions>();
-  cmd->add_option("--m", opts->m, "Rows of A and C (default 512)");
-  cmd->add_option("--n", opts->n, "Columns of B and C (default 512)");
-  cmd->add_option("--k", opts->k, "Reduction length (default 512)");
+  cmd->add_option("--m", opts->m, "Rows of A and C (default 512; 4096 on cuda, 128 on cuda-host)");
+  cmd->add_option("--n", opts->n, "Columns of B and C (default as --m)");
+  cmd->add_option("--k", opts->k, "Reduction length (default as --m)");
+  cmd->add_option("--device", opts->device,
+                  "cpu (mac_gemm vs OpenBLAS), cuda (the CUDA backend's gemm vs cuBLAS SGEMM, TF32 off) or "
+                  "cuda-host")
+      ->capture_default_str();
   cmd->add_option("--threads", opts->threads, "Threads for mac_gemm and OpenBLAS (default: all cores)");
   cmd->add_option("--min-time", opts->min_time, "Seconds of timed runs per policy (default 0.5)");
   cmd->add_option("--seed", opts->seed, "Seed of the N(0,1) operands (default 1)");

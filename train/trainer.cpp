@@ -560,6 +560,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
                                pos.epoch + 1, total_epochs, pos.step, total_steps, avg_loss, 100 * avg_acc,
                                lr, rate));
         if (every_steps > 0 && pos.step % every_steps == 0) save_periodic();
+        if (options.step_loss) options.step_loss(pos.step, loss_value);
         if (options.after_step) options.after_step(pos);
       }
     }

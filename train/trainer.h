@@ -36,6 +36,10 @@ struct TrainOptions {
   std::ostream* log = nullptr;  // log lines (default std::cout); also appended to <run dir>/log.txt
   // Test hook: called after every optimizer step with the position reached.
   std::function<void(const TrainPosition&)> after_step;
+  // Test hook: called after every optimizer step with its number (1-based) and
+  // the loss of its batch (the global batch's under data parallelism), so a
+  // test can compare every step's loss bit for bit.
+  std::function<void(int64_t step, float loss)> step_loss;
 };
 
 struct TrainSummary {

@@ -11,6 +11,7 @@ std::string description();
 namespace emu::cuda {
 Backend& activate();
 std::string description();
+void synchronize();
 }  // namespace emu::cuda
 #endif
 
@@ -26,6 +27,14 @@ void register_cuda_devices() {
                                   "device: cuda: this build has no CUDA backend (nvcc was not found at configure "
                                   "time); device: cuda-host runs the CUDA kernels on the CPU");
                             }});
+#endif
+}
+
+void synchronize_device(const std::string& name) {
+#ifdef EMUTRAIN_HAVE_CUDA
+  if (name == "cuda") cuda::synchronize();
+#else
+  (void)name;
 #endif
 }
 

@@ -1,0 +1,76 @@
+#include "backends/cuda/cublas_reference.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "backends/cuda/ops/runtime.h"
+
+namespace emu::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("cuBLAS baseline: ") + what + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLAS baseline: ") + what + " failed with status " + std::to_string(s));
+}
+
+// Device buffer freed on every path.
+struct Buffer {
+  float* p = nullptr;
+  explicit Buffer(size_t n) { check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc"); }
+  ~Buffer() { cudaFree(p); }
+};
+
+}  // namespace
+
+CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, const float* b, double min_time) {
+  Buffer da(static_cast<size_t>(M * K)), db(static_cast<size_t>(K * N)), dc(static_cast<size_t>(M * N));
+  check(cudaMemcpy(da.p, a, static_cast<size_t>(M * K) * sizeof(float), cudaMemcpyHostToDevice), "upload A");
+  check(cudaMemcpy(db.p, b, static_cast<size_t>(K * N) * sizeof(float), cudaMemcpyHostToDevice), "upload B");
+  cublasHandle_t h = nullptr;
+  check(cublasCreate(&h), "cublasCreate");
+  struct Handle {
+    cublasHandle_t h;
+    ~Handle() { cublasDestroy(h); }
+  } guard{h};
+  check(cublasSetStream(h, stream()), "cublasSetStream");
+  check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode(PEDANTIC)");
+  const float one = 1.0f, zero = 0.0f;
+  // Row-major C = A B is column-major C^T = B^T A^T.
+  auto run = [&] {
+    check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
+                      &one, db.p, static_cast<int>(N), da.p, static_cast<int>(K), &zero, dc.p, static_cast<int>(N)),
+          "cublasSgemm");
+  };
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  run();
+  check(cudaStreamSynchronize(stream()), "warm-up");
+  CublasTiming t;
+  t.best = 1e300;
+  double total = 0;
+  while (t.runs < 3 || total < min_time) {
+    check(cudaEventRecord(start, stream()), "cudaEventRecord");
+    run();
+    check(cudaEventRecord(stop, stream()), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    t.best = std::min(t.best, ms * 1e-3);
+    total += ms * 1e-3;
+    if (++t.runs >= 10000) break;
+  }
+  t.mean = total / t.runs;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return t;
+}
+
+}  // namespace emu::cuda

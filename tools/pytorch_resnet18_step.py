@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""PyTorch baseline of `emutrain bench train recipes/resnet18_cifar10.yaml`.
+
+The same CIFAR ResNet-18 as models/resnet18.cpp (3x3 stem, no max-pool, four
+stages of two BasicBlocks, global average pool, fc), the same optimizer
+(SGD, momentum 0.9, Nesterov, weight decay 5e-4) and batch size, on random
+CIFAR-shaped inputs, with TF32 off (IEEE binary32 products, the fair native
+baseline of an emulator). Prints samples/s and the step time.
+
+    python3 tools/pytorch_resnet18_step.py [--batch 128] [--steps 20] [--device cuda]
+
+tools/gpu_check.sh runs it where PyTorch with CUDA is installed.
+"""
+import argparse
+import time
+
+import torch
+from torch import nn
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + (self.downsample(x) if self.downsample is not None else x))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, width=64, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        layers, cin = [], width
+        for stage, stride in enumerate((1, 2, 2, 2)):
+            cout = width << stage
+            layers.append(nn.Sequential(BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)))
+            cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = self.layers(torch.relu(self.bn1(self.conv1(x))))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--device", default="cuda")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    dev = torch.device(a.device)
+    model = ResNet18().to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
+    x = torch.randn(a.batch, 3, 32, 32, device=dev)
+    y = torch.randint(0, 10, (a.batch,), device=dev)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+
+    for _ in range(a.warmup):
+        step()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(a.steps):
+        step()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    print(f"PyTorch {torch.__version__} on {name}, TF32 off: ResNet-18 CIFAR, batch {a.batch}")
+    print(f"{a.batch * a.steps / seconds:.1f} samples/s, {1e3 * seconds / a.steps:.3f} ms/step "
+          f"({a.steps} steps after {a.warmup} warm-up)")
+
+
+if __name__ == "__main__":
+    main()
