@@ -1,5 +1,7 @@
 #include "backends/cuda/register.h"
 
+#include <stdexcept>
+
 #include "core/device_select.h"
 
 // The two builds of backends/cuda/ops declare the same names in two namespaces.
