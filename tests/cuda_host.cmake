@@ -2,3 +2,15 @@
 # executor (device cuda-host) and must give the CPU reference's bits.
 emutrain_test(test_cuda_host_training SOURCES test_cuda_host_training.cpp LIBS emutrain_train emutrain_devices
   LABELS cuda_host train)
+
+# The five recipes (and the GCN's and CRNN's variants) on cuda-host against the
+# CPU, step by step, with resumes across backends (tests/test_cuda_host_recipes.cpp).
+# One ctest per model so that ctest -j runs them side by side.
+add_executable(test_cuda_host_recipes test_cuda_host_recipes.cpp)
+target_link_libraries(test_cuda_host_recipes PRIVATE emutrain_numerics Catch2::Catch2WithMain emutrain_train
+  emutrain_devices)
+target_compile_definitions(test_cuda_host_recipes PRIVATE EMUTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+foreach(model lenet5 resnet18 transformer crnn gcn)
+  add_test(NAME cuda_host_recipe_${model} COMMAND test_cuda_host_recipes "[${model}]")
+  set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes" TIMEOUT 1800)
+endforeach()

@@ -2,6 +2,8 @@
 // and the reference pixel normalisation.
 #pragma once
 
+#include "tests/test_bytes.h"
+
 #include <zlib.h>
 
 #include <cstdint>
@@ -57,18 +59,6 @@ inline void write_gzip(const std::string& path, const std::vector<uint8_t>& byte
     throw std::runtime_error("gzwrite failed on " + path);
   gzclose(f);
 }
-
-// Deterministic test bytes (a 64-bit LCG, top byte).
-class ByteSource {
- public:
-  explicit ByteSource(uint64_t seed) : s_(seed * 2862933555777941757ull + 3037000493ull) {}
-  uint8_t next() {
-    s_ = s_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<uint8_t>(s_ >> 56);
-  }
- private:
-  uint64_t s_;
-};
 
 // torchvision's ToTensor + Normalize in float32: (p / 255 - mean) / std, each
 // operation one binary32 rounding (the build has -ffp-contract=off).

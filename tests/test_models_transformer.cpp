@@ -13,6 +13,7 @@
 #include "core/autograd.h"
 #include "data/registry.h"
 #include "tests/test_data_util.h"
+#include "tests/test_recipe_data.h"
 #include "tests/test_models_util.h"
 #include "train/checkpoint.h"
 #include "train/recipe.h"
@@ -41,26 +42,6 @@ data::Batch series_batch(int64_t n, int64_t t, int64_t c) {
   return b;
 }
 
-// A UCR 2018 file: "<label>\t<v1>\t...\t<vT>\n" per series. Class -1 series are noisy
-// sines, class 1 noisy square waves, so a few steps can make progress.
-void write_ucr(const std::string& path, int64_t count, int64_t length, uint64_t seed) {
-  test::ByteSource bytes(seed);
-  std::string text;
-  for (int64_t i = 0; i < count; ++i) {
-    const bool positive = i % 2 == 1;
-    text += positive ? "1" : "-1";
-    for (int64_t s = 0; s < length; ++s) {
-      const double phase = 0.4 * static_cast<double>(s) + 0.1 * static_cast<double>(bytes.next() % 10);
-      double v = positive ? (std::sin(phase) >= 0 ? 1.0 : -1.0) : std::sin(phase);
-      v += (static_cast<double>(bytes.next()) - 127.5) / 512.0;
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "\t%.6f", v);
-      text += buf;
-    }
-    text += "\n";
-  }
-  test::write_text(path, text);
-}
 
 }  // namespace
 
@@ -131,8 +112,8 @@ TEST_CASE("transformer: bad arguments are recipe errors naming the key", "[model
 
 TEST_CASE("transformer: trains a few steps on UCR files through the loader and the trainer", "[models][transformer][train]") {
   test::TempDir dir;
-  write_ucr(dir / "FordA_TRAIN.tsv", 48, 24, 1);
-  write_ucr(dir / "FordA_TEST.tsv", 16, 24, 2);
+  test::write_ucr(dir / "FordA_TRAIN.tsv", 48, 24, 1);
+  test::write_ucr(dir / "FordA_TEST.tsv", 16, 24, 2);
 
   // The shipped recipes parse, and build on this data (the full-size model: one forward pass).
   for (const char* name : {"transformer_forda.yaml", "transformer_forda_e6m6.yaml"}) {

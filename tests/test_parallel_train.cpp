@@ -18,6 +18,7 @@
 
 #include "cli_run.h"
 #include "test_trainer_data.h"
+#include "tests/test_recipe_data.h"
 #include "train/safetensors.h"
 
 using namespace emu;
@@ -86,24 +87,6 @@ void write_text(const std::string& path, const std::string& text) {
 
 std::string step_losses(const std::string& run_dir) { return slurp(run_dir + "/step_losses.tsv"); }
 
-void write_cora(const std::string& dir, int papers) {
-  std::string content, cites;
-  test::Lcg rng(4242);
-  const char* labels[3] = {"A", "B", "C"};
-  for (int i = 0; i < papers; ++i) {
-    content += std::to_string(100 + i);
-    for (int k = 0; k < 12; ++k) content += (rng.next() >> 30) == 0 || k == i % 3 ? "\t1" : "\t0";
-    content += std::string("\t") + labels[i % 3] + "\n";
-  }
-  for (int i = 0; i < papers; ++i)
-    for (int e = 0; e < 2; ++e) {
-      const int j = static_cast<int>(rng.next() % static_cast<uint32_t>(papers));
-      if (j != i) cites += std::to_string(100 + i) + "\t" + std::to_string(100 + j) + "\n";
-    }
-  std::filesystem::create_directories(dir);
-  write_text(dir + "/cora.content", content);
-  write_text(dir + "/cora.cites", cites);
-}
 
 }  // namespace
 
@@ -169,7 +152,7 @@ TEST_CASE("mpirun LeNet-5: bit-identical to the single process with the equivale
 TEST_CASE("mpirun GCN on Cora: bit-identical to the single process with the equivalent chunk", "[parallel][mpi]") {
   test::TempDir dir;
   const std::string d = dir.str();
-  write_cora(d + "/cora", 40);
+  test::write_cora(d + "/cora", 40);
   write_text(d + "/g.yaml",
                    "model: {type: gcn, hidden: 16, dropout: 0.5, input_dropout: 0.5}\n"
                    "data: {type: cora, root: " + d + "/cora, features: row_normalized, split_seed: 0, "

@@ -4,6 +4,8 @@
 // learning; the bytes come from a fixed LCG, so every run writes the same files.
 #pragma once
 
+#include "tests/test_bytes.h"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -27,12 +29,6 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string str() const { return path.string(); }
-};
-
-struct Lcg {
-  uint32_t state;
-  explicit Lcg(uint32_t seed) : state(seed) {}
-  uint32_t next() { return state = state * 1664525u + 1013904223u; }
 };
 
 inline void put_be32(std::ofstream& out, uint32_t v) {
