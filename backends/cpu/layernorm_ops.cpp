@@ -2,8 +2,10 @@
 // stage is listed in core/backend_ops_attention.h; docs/layers_attention.md says
 // why. Rows are independent, so the forward and the row part of the backward
 // run one block of rows per thread; the per-feature sums of the parameter
-// gradients run one block of features per thread. Plain fp32 formats use
-// binary32 operations, which are exactly those roundings (reduce_arith.h).
+// gradients run one block of features per thread. The roundings between the
+// reductions are numerics/layernorm_steps.h's, shared with the CUDA kernels;
+// the reductions are reduce_arith.h's Reducer (mac_reduce's bits, with native
+// binary32 operations for plain fp32).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,7 +16,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
-#include "numerics/functions.h"
+#include "numerics/layernorm_steps.h"
 
 namespace emu {
 namespace {
@@ -57,37 +59,33 @@ void CpuBackend::layer_norm_forward(const MacPolicy& p, float eps, const Tensor&
   const std::vector<float> be = beta ? beta->to_vector() : std::vector<float>();
   const uint64_t sites = mac_site_count(d.D, p.chunk);
   const Reducer sum(p, true, d.D), squares(p, false, d.D);
-  const Format& out = p.out;
-  const DrawKey k_sum = nn_stage_key(key, 0), k_sq = nn_stage_key(key, 3);
-  const Rounder r_mean(out, nn_stage_key(key, 1)), r_dev(out, nn_stage_key(key, 2));
-  const Rounder r_var(out, nn_stage_key(key, 4)), r_ve(out, nn_stage_key(key, 5));
-  const Rounder r_inv(out, nn_stage_key(key, 6)), r_hat(out, nn_stage_key(key, 7));
-  const Rounder r_scale(out, nn_stage_key(key, 8)), r_shift(out, nn_stage_key(key, 9));
+  const DrawKey k_sum = nn_stage_key(key, layer_norm_stage::kSum);
+  const DrawKey k_sq = nn_stage_key(key, layer_norm_stage::kSquares);
+  const LayerNormForwardSteps steps(p.out, key.seed, key.stream);
   const float* xp = X.data();
   float* yp = y.data();
   float* hp = xhat.data();
   float* ip = invstd.data();
-  const double D = static_cast<double>(d.D);
+  const float* gp = gamma ? ga.data() : nullptr;
+  const float* bp = beta ? be.data() : nullptr;
   parallel_for(d.R, threads_, row_grain(d.D), [&](int64_t r0, int64_t r1) {
     std::vector<float> dev(static_cast<size_t>(d.D));
     for (int64_t r = r0; r < r1; ++r) {
       const uint64_t ur = static_cast<uint64_t>(r);
       const float* xr = xp + r * d.D;
-      const float mean = r_mean.div(sum.run(xr, nullptr, d.D, k_sum, ur, sites), D, ur);
-      for (int64_t k = 0; k < d.D; ++k) dev[k] = r_dev.sub(xr[k], mean, static_cast<uint64_t>(r * d.D + k));
-      const float var = r_var.div(squares.run(dev.data(), dev.data(), d.D, k_sq, ur, sites), D, ur);
-      const float inv = r_inv.round(fn_rsqrt(r_ve.add(var, eps, ur)), ur);
+      const float mean = steps.row_mean(sum.run(xr, nullptr, d.D, k_sum, ur, sites), d.D, ur);
+      for (int64_t k = 0; k < d.D; ++k)
+        dev[k] = steps.deviation(xr[k], mean, static_cast<uint64_t>(r * d.D + k));
+      const float inv =
+          steps.row_invstd(squares.run(dev.data(), dev.data(), d.D, k_sq, ur, sites), d.D, eps, ur);
       ip[r] = inv;
       float* hr = hp + r * d.D;
       float* yr = yp + r * d.D;
       for (int64_t k = 0; k < d.D; ++k) {
         const uint64_t ui = static_cast<uint64_t>(r * d.D + k);
-        const float h = r_hat.mul(dev[k], inv, ui);
-        float v = h;
-        if (gamma) v = r_scale.mul(v, ga[k], ui);
-        if (beta) v = r_shift.add(v, be[k], ui);
+        const float h = steps.normalized(dev[k], inv, ui);
         hr[k] = h;
-        yr[k] = v;
+        yr[k] = steps.affine(h, gp, bp, k, ui);
       }
     }
   });
@@ -113,14 +111,14 @@ void CpuBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const
   const Tensor G = gy.contiguous(), H = xhat.contiguous();
   const float* gp = G.data();
   const float* hp = H.data();
-  const Format& out = p.out;
+  const LayerNormBackwardSteps steps(p.out, key.seed, key.stream);
 
   if (ggamma || gbeta) {
     // Per feature: reductions over the rows, ascending (one gathered column at a time).
     const uint64_t sites = mac_site_count(d.R, p.chunk);
     const Reducer sum(p, true, d.R), products(p, false, d.R);
-    const DrawKey k_gg = nn_stage_key(key, 9), k_gb = nn_stage_key(key, 10);
-    const Rounder r_gg(out, nn_stage_key(key, 11)), r_gb(out, nn_stage_key(key, 12));
+    const DrawKey k_gg = nn_stage_key(key, layer_norm_stage::kGammaSum);
+    const DrawKey k_gb = nn_stage_key(key, layer_norm_stage::kBetaSum);
     parallel_for(d.D, threads_, 1, [&](int64_t c0, int64_t c1) {
       std::vector<float> g(static_cast<size_t>(d.R)), h(ggamma ? g.size() : 0);
       for (int64_t c = c0; c < c1; ++c) {
@@ -128,9 +126,9 @@ void CpuBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const
         for (int64_t r = 0; r < d.R; ++r) g[r] = gp[r * d.D + c];
         if (ggamma) {
           for (int64_t r = 0; r < d.R; ++r) h[r] = hp[r * d.D + c];
-          ggamma->data()[c] = r_gg.round(products.run(g.data(), h.data(), d.R, k_gg, uc, sites), uc);
+          ggamma->data()[c] = steps.gamma_grad(products.run(g.data(), h.data(), d.R, k_gg, uc, sites), uc);
         }
-        if (gbeta) gbeta->data()[c] = r_gb.round(sum.run(g.data(), nullptr, d.R, k_gb, uc, sites), uc);
+        if (gbeta) gbeta->data()[c] = steps.beta_grad(sum.run(g.data(), nullptr, d.R, k_gb, uc, sites), uc);
       }
     });
   }
@@ -140,14 +138,9 @@ void CpuBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const
   const std::vector<float> inv = invstd.to_vector();
   const uint64_t sites = mac_site_count(d.D, p.chunk);
   const Reducer sum(p, true, d.D), products(p, false, d.D);
-  const DrawKey k_sg = nn_stage_key(key, 1), k_sgx = nn_stage_key(key, 2);
-  const Rounder r_gh(out, nn_stage_key(key, 0)), r_mg(out, nn_stage_key(key, 3)),
-      r_mgx(out, nn_stage_key(key, 4));
-  const Rounder r_t(out, nn_stage_key(key, 5)), r_u(out, nn_stage_key(key, 6)),
-      r_v(out, nn_stage_key(key, 7));
-  const Rounder r_gx(out, nn_stage_key(key, 8));
+  const DrawKey k_sg = nn_stage_key(key, layer_norm_stage::kRowSum);
+  const DrawKey k_sgx = nn_stage_key(key, layer_norm_stage::kRowDot);
   float* xp = gx->data();
-  const double D = static_cast<double>(d.D);
   parallel_for(d.R, threads_, row_grain(d.D), [&](int64_t r0, int64_t r1) {
     std::vector<float> gh(static_cast<size_t>(d.D));
     for (int64_t r = r0; r < r1; ++r) {
@@ -155,18 +148,16 @@ void CpuBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const
       const float* gr = gp + r * d.D;
       const float* hr = hp + r * d.D;
       if (gamma) {
-        for (int64_t k = 0; k < d.D; ++k) gh[k] = r_gh.mul(gr[k], ga[k], static_cast<uint64_t>(r * d.D + k));
+        for (int64_t k = 0; k < d.D; ++k)
+          gh[k] = steps.scaled_grad(gr[k], ga[k], static_cast<uint64_t>(r * d.D + k));
       } else {
         std::copy_n(gr, d.D, gh.data());
       }
-      const float mg = r_mg.div(sum.run(gh.data(), nullptr, d.D, k_sg, ur, sites), D, ur);
-      const float mgx = r_mgx.div(products.run(gh.data(), hr, d.D, k_sgx, ur, sites), D, ur);
+      const float mg = steps.row_mean_grad(sum.run(gh.data(), nullptr, d.D, k_sg, ur, sites), d.D, ur);
+      const float mgx = steps.row_mean_dot(products.run(gh.data(), hr, d.D, k_sgx, ur, sites), d.D, ur);
       float* out_r = xp + r * d.D;
-      for (int64_t k = 0; k < d.D; ++k) {
-        const uint64_t ui = static_cast<uint64_t>(r * d.D + k);
-        const float v = r_v.sub(r_t.sub(gh[k], mg, ui), r_u.mul(hr[k], mgx, ui), ui);
-        out_r[k] = r_gx.mul(v, inv[r], ui);
-      }
+      for (int64_t k = 0; k < d.D; ++k)
+        out_r[k] = steps.input_grad(gh[k], hr[k], mg, mgx, inv[r], static_cast<uint64_t>(r * d.D + k));
     }
   });
 }

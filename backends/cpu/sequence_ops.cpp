@@ -5,6 +5,8 @@
 //
 // Sums use the Reducer of reduce_arith.h (binary32 additions for plain fp32, the
 // fast IEEE kernel or mac_reduce otherwise), so nothing depends on the thread count.
+// The roundings around them, the one-term sums of the backward passes and the
+// argument checks are numerics/sequence_steps.h's, shared with the CUDA kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
 #include "numerics/philox.h"
+#include "numerics/sequence_steps.h"
+#include "numerics/stage_round.h"
 
 namespace emu {
 namespace {
@@ -27,104 +31,20 @@ using cpu_rows::row_grain;
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 
-// A sum that plain binary32 additions compute exactly as defined (from +0, zero terms
-// change nothing then), with a binary32 result.
-bool fp32_sum(const MacPolicy& p) { return !draws_random(p) && p.chunk == 0 && is_plain_fp32(p.acc); }
-
 // The entries of a 1-D index tensor as integers, each an exact integer in [0, S).
 std::vector<int64_t> read_index(const char* op, const char* what, const Tensor& index, int64_t S) {
-  if (index.ndim() != 1)
-    throw std::invalid_argument(fmt::format("{}: {} must be 1-D, got {}", op, what, shape_string(index.shape())));
-  const std::vector<float> v = index.to_vector();
-  std::vector<int64_t> out(v.size());
-  for (size_t p = 0; p < v.size(); ++p) {
-    const float f = v[p];
-    if (!(f >= 0.0f && f < static_cast<float>(S)) || static_cast<float>(static_cast<int64_t>(f)) != f)
-      throw std::invalid_argument(fmt::format("{}: {}[{}] = {} is not an integer in [0, {})", op, what, p, f, S));
-    out[p] = static_cast<int64_t>(f);
-  }
-  return out;
+  return sequence_index(op, what, index.ndim(), shape_string(index.shape()), index.to_vector(), S);
 }
 
-// R_out of a sum of K terms, at mac_reduce's output site 2K + chunks + 1 of output o.
-float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
-  if (is_plain_fp32(out.format()) && is_binary32(v)) return static_cast<float>(v);
-  const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
-  const uint32_t r = is_stochastic(out.format())
-                         ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1)
-                         : 0;
-  return static_cast<float>(out(v, r));
+TimeLayout layout_of(const char* op, int time_dim, const Shape& xs) {
+  return time_layout(op, time_dim, xs, shape_string(xs));
 }
 
-// R_out of a sum of the one term v (site stride 1, sites of output i), the backward of every global pool.
-// Plain fp32: R_fp32(+0 + v) (a zero v is a skipped term and leaves +0), NaN made canonical.
-class OneTermSum {
- public:
-  OneTermSum(const MacPolicy& p, DrawKey key)
-      : p_(p), key_(key), sum_(p, true, 1), out_(p.out), sites_(mac_site_count(1, p.chunk)),
-        native_(fp32_sum(p) && is_plain_fp32(p.out)) {}
-  float operator()(float v, uint64_t i) const {
-    if (native_) return canonical(0.0f + v);
-    return finish_sum(out_, p_.chunk, sum_.run(&v, nullptr, 1, key_, i, sites_), 1, key_, i, sites_);
-  }
-
- private:
-  MacPolicy p_;
-  DrawKey key_;
-  Reducer sum_;
-  Round out_;
-  uint64_t sites_;
-  bool native_;
-};
-
-// ---------------------------------------------------------------------------
-// Temporal pools: x (N,C,L) with time_dim 2, (N,L,C) with time_dim 1.
-
-struct TimeLayout {
-  int64_t N = 0, C = 0, L = 0;
-  int time_dim = 2;
-  int64_t base(int64_t n, int64_t c) const { return time_dim == 2 ? (n * C + c) * L : n * L * C + c; }
-  int64_t step() const { return time_dim == 2 ? 1 : C; }
-  Shape x_shape() const { return time_dim == 2 ? Shape{N, C, L} : Shape{N, L, C}; }
-};
-
-TimeLayout time_layout(const char* op, int time_dim, const Shape& xs) {
-  if (time_dim != 1 && time_dim != 2)
-    throw std::invalid_argument(fmt::format("{}: time_dim must be 1 ((N, L, C)) or 2 ((N, C, L)), got {}", op, time_dim));
-  if (xs.size() != 3)
-    throw std::invalid_argument(fmt::format("{}: the input must have 3 dimensions, got {}", op, shape_string(xs)));
-  TimeLayout t;
-  t.time_dim = time_dim;
-  t.N = xs[0];
-  t.L = xs[static_cast<size_t>(time_dim)];
-  t.C = xs[static_cast<size_t>(3 - time_dim)];
-  return t;
-}
-
-// Valid steps: valid[n*L + t], and count[n] >= 1 (an empty sequence is an error).
-struct Validity {
-  std::vector<uint8_t> valid;
-  std::vector<int64_t> count;
-};
-
-Validity validity(const char* op, const TimeLayout& t, const Tensor* mask) {
-  Validity v;
-  v.valid.assign(static_cast<size_t>(t.N * t.L), 1);
-  v.count.assign(static_cast<size_t>(t.N), t.L);
-  if (mask) {
-    check_shape(op, "mask", *mask, {t.N, t.L});
-    const std::vector<float> m = mask->to_vector();
-    for (int64_t n = 0; n < t.N; ++n) {
-      v.count[n] = 0;
-      for (int64_t s = 0; s < t.L; ++s) {
-        v.valid[n * t.L + s] = m[n * t.L + s] != 0.0f;
-        v.count[n] += v.valid[n * t.L + s];
-      }
-    }
-  }
-  for (int64_t n = 0; n < t.N; ++n)
-    if (v.count[n] == 0) throw std::invalid_argument(fmt::format("{}: sequence {} has no valid step", op, n));
-  return v;
+Validity validity_of(const char* op, const TimeLayout& t, const Tensor* mask) {
+  if (!mask) return validity(op, t, nullptr);
+  check_shape(op, "mask", *mask, {t.N, t.L});
+  const std::vector<float> m = mask->to_vector();
+  return validity(op, t, &m);
 }
 
 }  // namespace
@@ -144,7 +64,7 @@ void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tens
   const float* xp = X.data();
   float* yp = y.data();
   const bool copy = is_plain_fp32(out);
-  const Rounder r(out, nn_stage_key(key, 0));
+  const StageRound r(out, key.seed, key.stream);  // stage 0
   parallel_for(A * P, threads_, row_grain(B), [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const float* src = xp + (row / P * S + idx[row % P]) * B;
@@ -181,10 +101,11 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
   const Tensor SRC = src.contiguous();
   const float* sp = SRC.data();
   float* dp = dst.data();
-  const bool fast = fp32_sum(p);
+  const bool fast = sequence_fp32_sum(p);
   const bool native_out = is_plain_fp32(p.out);
   const Reducer sum(p, true, fast ? 0 : P);
   const Round out(p.out);
+  const SequenceSumResult result(p, key.seed, key.stream);
   const uint64_t sites = mac_site_count(P, p.chunk);
   parallel_for(A * S, threads_, row_grain(B), [&](int64_t r0, int64_t r1) {
     std::vector<float> acc(static_cast<size_t>(B)), terms(static_cast<size_t>(fast ? 0 : P));
@@ -206,7 +127,7 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
         for (int64_t k = k0; k < k1; ++k) terms[k - k0] = sp[(a * P + order[k]) * B + b];
         const uint64_t o = static_cast<uint64_t>(row * B + b);
         const double v = sum.run(terms.data(), nullptr, k1 - k0, key, o, sites);
-        d[b] = finish_sum(out, p.chunk, v, k1 - k0, key, o, sites);
+        d[b] = result(v, k1 - k0, o, sites);
       }
     }
   });
@@ -219,16 +140,16 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
 void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask,
                                            Tensor& y, DrawKey key) {
   const char* op = "temporal_avg_pool_forward";
-  const TimeLayout t = time_layout(op, time_dim, x.shape());
+  const TimeLayout t = layout_of(op, time_dim, x.shape());
   check_result(op, "y", y, {t.N, t.C});
-  const Validity v = validity(op, t, mask);
+  const Validity v = validity_of(op, t, mask);
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
   const Reducer sum(p, true, t.L);
-  const Rounder quotient(p.out, nn_stage_key(key, 1));
+  const StageRound quotient(p.out, key.seed, key.stream + 1);
   const uint64_t sites = mac_site_count(t.L, p.chunk);
-  if (time_dim == 1 && fp32_sum(p)) {
+  if (time_dim == 1 && sequence_fp32_sum(p)) {
     // (N, L, C) in plain binary32: one running sum per channel, the steps ascending (vectorised over c).
     parallel_for(t.N, threads_, 1, [&](int64_t n0, int64_t n1) {
       std::vector<float> acc(static_cast<size_t>(t.C));
@@ -263,17 +184,17 @@ void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, con
 void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor* mask,
                                             Tensor& gx, DrawKey key) {
   const char* op = "temporal_avg_pool_backward";
-  const TimeLayout t = time_layout(op, time_dim, gx.shape());
+  const TimeLayout t = layout_of(op, time_dim, gx.shape());
   check_result(op, "gx", gx, t.x_shape());
   check_shape(op, "gy", gy, {t.N, t.C});
-  const Validity v = validity(op, t, mask);
+  const Validity v = validity_of(op, t, mask);
   const std::vector<float> g = gy.to_vector();
   std::vector<float> q(g.size());
-  const Rounder quotient(p.out, nn_stage_key(key, 0));
+  const StageRound quotient(p.out, key.seed, key.stream);  // stage 0
   for (int64_t o = 0; o < t.N * t.C; ++o)
     q[o] = quotient.div(g[o], static_cast<double>(v.count[o / t.C]), static_cast<uint64_t>(o));
   // Every input step is covered by exactly one output: a sum of one term (site stride K = 1).
-  const OneTermSum one(p, nn_stage_key(key, 1));
+  const OneTermSum one(p, key.seed, key.stream + 1);
   float* xp = gx.data();
   parallel_for(t.N * t.L, threads_, row_grain(t.C), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -295,17 +216,16 @@ void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, co
 void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x, const Tensor* mask,
                                            Tensor& y, Tensor& argmax, DrawKey key) {
   const char* op = "temporal_max_pool_forward";
-  const TimeLayout t = time_layout(op, time_dim, x.shape());
-  if (t.L >= (int64_t{1} << 24))
-    throw std::invalid_argument(fmt::format("{}: {} steps: argmax indices must stay below 2^24", op, t.L));
+  const TimeLayout t = layout_of(op, time_dim, x.shape());
+  check_time_steps(op, t);
   check_result(op, "y", y, {t.N, t.C});
   check_result(op, "argmax", argmax, {t.N, t.C});
-  const Validity v = validity(op, t, mask);
+  const Validity v = validity_of(op, t, mask);
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
   float* ap = argmax.data();
-  const Rounder r(out, nn_stage_key(key, 0));
+  const StageRound r(out, key.seed, key.stream);  // stage 0
   parallel_for(t.N * t.C, threads_, 64, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const int64_t n = o / t.C, c = o % t.C;
@@ -315,8 +235,7 @@ void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, cons
       for (int64_t s = 0; s < t.L; ++s) {
         if (!v.valid[n * t.L + s]) continue;
         const float val = xs[s * t.step()];
-        // Strictly greater keeps the earliest of equal values; the first NaN stays.
-        if (at < 0 || (best == best && (val > best || val != val))) {
+        if (max_step_takes(at >= 0, best, val)) {
           best = val;
           at = s;
         }
@@ -331,13 +250,13 @@ void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, cons
 void CpuBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor& argmax,
                                             Tensor& gx, DrawKey key) {
   const char* op = "temporal_max_pool_backward";
-  const TimeLayout t = time_layout(op, time_dim, gx.shape());
+  const TimeLayout t = layout_of(op, time_dim, gx.shape());
   check_result(op, "gx", gx, t.x_shape());
   check_shape(op, "gy", gy, {t.N, t.C});
   check_shape(op, "argmax", argmax, {t.N, t.C});
   const std::vector<float> g = gy.to_vector();
   const std::vector<int64_t> am = read_index(op, "argmax", argmax.contiguous().view({t.N * t.C}), t.L);
-  const OneTermSum one(p, key);
+  const OneTermSum one(p, key.seed, key.stream);
   float* xp = gx.data();
   parallel_for(t.N * t.L, threads_, row_grain(t.C), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {

@@ -1,0 +1,176 @@
+// The arithmetic and the argument checks of the sequence ops (index_gather,
+// index_sum, the temporal pools; core/backend_ops_sequence.h states what each
+// computes), one definition for the CPU loops (backends/cpu/sequence_ops.cpp)
+// and the CUDA kernels (backends/cuda/ops/sequence.cu). The arithmetic is
+// host+device; the checks run on the host (the CUDA backend checks a
+// downloaded copy of the indices and masks), so both backends refuse the same
+// arguments with the same message.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numerics/element_arith.h"
+#include "numerics/mac.h"
+#include "numerics/philox.h"
+#include "numerics/row_reduce.h"
+#include "numerics/stage_round.h"
+
+namespace emu {
+
+// --- arithmetic (host+device) ----------------------------------------------
+
+// Whether plain binary32 additions from +0 give a sum's bits with a binary32
+// result that needs no further rounding in acc (no draws, no chunks, acc fp32;
+// zero terms change nothing then).
+EMU_HD bool sequence_fp32_sum(const MacPolicy& p) {
+  return !draws_random(p) && p.chunk == 0 && is_plain_fp32(p.acc);
+}
+
+// R_out of a sum v of K terms (a value of the last accumulator) at mac_reduce's
+// output site 2K + chunks + 1 of output o (draw index o * sites + that site),
+// on stream `stream`: the result of index_sum and of every one-term sum.
+struct SequenceSumResult {
+  Format out;
+  FastRound fr;
+  int chunk = 0;
+  uint64_t seed = 0, stream = 0;
+
+  EMU_HD SequenceSumResult(const MacPolicy& p, uint64_t s, uint64_t st)
+      : out(p.out), fr(p.out), chunk(p.chunk), seed(s), stream(st) {}
+  EMU_HD float operator()(double v, int64_t K, uint64_t o, uint64_t sites) const {
+    if (is_plain_fp32(out) && is_binary32_value(v)) return static_cast<float>(v);
+    const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
+    const uint32_t r = is_stochastic(out)
+                           ? philox_draw(seed, stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1)
+                           : 0;
+    return static_cast<float>(fr.on ? fr(v) : round_value(out, v, r));
+  }
+};
+
+// The plain sum (mul exact, p's acc and chunks) of K terms read by terms(k, &a, &b)
+// (b = 1), ascending, left in the last accumulator; output o draws at o * sites + site.
+template <class Terms>
+EMU_HD double sequence_sum(const MacRounding& sum, bool native, int64_t K, const Terms& terms, uint64_t seed,
+                           uint64_t stream, uint64_t o, uint64_t sites) {
+  return reduce_terms(sum, native, K, terms, RowDraws{seed, stream, o * sites});
+}
+
+// R_out of the sum of one term v (site stride K = 1), element i: the backward of
+// every temporal pool. Plain fp32 throughout: R_fp32(+0 + v) (a zero v is a
+// skipped term and leaves +0), NaN made canonical.
+struct OneTermSum {
+  MacRounding sum;
+  SequenceSumResult result;
+  uint64_t sites;
+  bool sum_native, native;
+
+  EMU_HD OneTermSum(const MacPolicy& p, uint64_t seed, uint64_t stream)
+      : sum(plain_sum_policy(p)),
+        result(p, seed, stream),
+        sites(mac_site_count(1, p.chunk)),
+        sum_native(native_sum(p)),
+        native(sequence_fp32_sum(p) && is_plain_fp32(p.out)) {}
+  EMU_HD float operator()(float v, uint64_t i) const {
+    if (native) return fp32::add(0.0f, v);
+    auto term = [v](int64_t, float* a, float* b) {
+      *a = v;
+      *b = 1.0f;
+    };
+    return result(sequence_sum(sum, sum_native, 1, term, result.seed, result.stream, i, sites), 1, i, sites);
+  }
+};
+
+// The running maximum of a temporal max pool: whether step value `val` replaces
+// `best` (`have`: a step was taken before). Strictly greater keeps the earliest
+// of equal values; a NaN replaces any number, and the first NaN stays.
+EMU_HD bool max_step_takes(bool have, float best, float val) {
+  return !have || (best == best && (val > best || val != val));
+}
+
+// Temporal pools: x (N,C,L) with time_dim 2, (N,L,C) with time_dim 1; element
+// (n, c, step t) at base(n, c) + t * step().
+struct TimeLayout {
+  int64_t N = 0, C = 0, L = 0;
+  int time_dim = 2;
+  EMU_HD int64_t base(int64_t n, int64_t c) const { return time_dim == 2 ? (n * C + c) * L : n * L * C + c; }
+  EMU_HD int64_t step() const { return time_dim == 2 ? 1 : C; }
+  std::vector<int64_t> x_shape() const {
+    return time_dim == 2 ? std::vector<int64_t>{N, C, L} : std::vector<int64_t>{N, L, C};
+  }
+};
+
+// --- argument checks (host) --------------------------------------------------
+
+// The entries of a 1-D index tensor (`ndim` dimensions, shape `shape_text`,
+// values row-major) as integers, each an exact integer in [0, S); else an error
+// naming the position.
+inline std::vector<int64_t> sequence_index(const char* op, const char* what, int ndim,
+                                           const std::string& shape_text, const std::vector<float>& v,
+                                           int64_t S) {
+  if (ndim != 1) throw std::invalid_argument(fmt::format("{}: {} must be 1-D, got {}", op, what, shape_text));
+  std::vector<int64_t> out(v.size());
+  for (size_t p = 0; p < v.size(); ++p) {
+    const float f = v[p];
+    if (!(f >= 0.0f && f < static_cast<float>(S)) || static_cast<float>(static_cast<int64_t>(f)) != f)
+      throw std::invalid_argument(
+          fmt::format("{}: {}[{}] = {} is not an integer in [0, {})", op, what, p, f, S));
+    out[p] = static_cast<int64_t>(f);
+  }
+  return out;
+}
+
+// The layout of a temporal pool's x of shape xs (`shape_text`).
+inline TimeLayout time_layout(const char* op, int time_dim, const std::vector<int64_t>& xs,
+                              const std::string& shape_text) {
+  if (time_dim != 1 && time_dim != 2)
+    throw std::invalid_argument(
+        fmt::format("{}: time_dim must be 1 ((N, L, C)) or 2 ((N, C, L)), got {}", op, time_dim));
+  if (xs.size() != 3)
+    throw std::invalid_argument(fmt::format("{}: the input must have 3 dimensions, got {}", op, shape_text));
+  TimeLayout t;
+  t.time_dim = time_dim;
+  t.N = xs[0];
+  t.L = xs[static_cast<size_t>(time_dim)];
+  t.C = xs[static_cast<size_t>(3 - time_dim)];
+  return t;
+}
+
+// Valid steps of a temporal pool: valid[n*L + t] (mask[n, t] != 0; every step
+// without a mask) and count[n] >= 1 (a sequence without a valid step is an
+// error). `mask`: the (N, L) mask's values row-major, or null.
+struct Validity {
+  std::vector<uint8_t> valid;
+  std::vector<int64_t> count;
+};
+
+inline Validity validity(const char* op, const TimeLayout& t, const std::vector<float>* mask) {
+  Validity v;
+  v.valid.assign(static_cast<size_t>(t.N * t.L), 1);
+  v.count.assign(static_cast<size_t>(t.N), t.L);
+  if (mask) {
+    const std::vector<float>& m = *mask;
+    for (int64_t n = 0; n < t.N; ++n) {
+      v.count[n] = 0;
+      for (int64_t s = 0; s < t.L; ++s) {
+        v.valid[n * t.L + s] = m[n * t.L + s] != 0.0f;
+        v.count[n] += v.valid[n * t.L + s];
+      }
+    }
+  }
+  for (int64_t n = 0; n < t.N; ++n)
+    if (v.count[n] == 0) throw std::invalid_argument(fmt::format("{}: sequence {} has no valid step", op, n));
+  return v;
+}
+
+// The argmax of a temporal max pool must stay below 2^24 (a binary32 integer).
+inline void check_time_steps(const char* op, const TimeLayout& t) {
+  if (t.L >= (int64_t{1} << 24))
+    throw std::invalid_argument(fmt::format("{}: {} steps: argmax indices must stay below 2^24", op, t.L));
+}
+
+}  // namespace emu
