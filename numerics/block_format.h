@@ -14,8 +14,8 @@
 // whole tensor is block j of row r with b = r * blocks_per_row + j. AdaptivFloat
 // (block size 0) has a single block: the whole tensor, whatever the layout.
 //
-// Per block (the same code on the CPU and, later, in a CUDA kernel: the
-// per-block functions below are host+device):
+// Per block (the same code on the CPU and in the CUDA kernels of
+// backends/cuda/ops/blocks.cu: the per-block functions below are host+device):
 //   amax = max |x_i| over the block.
 //   Bfp, Mx, Afp: NaN or Inf anywhere -> scale code 0xFF (NaN): every element decodes to NaN;
 //     amax = 0 -> s = -127 (code 0x00); else s = max(-127, floor(log2 amax) - emax_elem)
@@ -223,19 +223,28 @@ EMU_HD uint32_t encode_one_block(const BlockParams& p, const float* x, const Rea
   return b.meta;
 }
 
+// decode(encode(x_i)) of the element at flat index i of a block whose metadata
+// is b: the quantize path's per-element step (a kernel may run it one thread
+// per element once the block's metadata is known).
+EMU_HD float quantize_block_element(const BlockParams& p, const BlockScale& b, float x, int64_t i, uint64_t seed,
+                                    uint64_t stream) {
+  // Code 0 times the scale: NaN, or +0 (nvfp4 zero scale). The NaN is written
+  // as quiet_nan()'s binary32 bits rather than computed as NaN * 0, whose
+  // payload a GPU's multiply would not keep.
+  if (b.nan) return bits_float(0x7fc00000u);
+  if (b.scale == 0) return 0.0f;
+  const uint32_t rand =
+      p.elem.rounding == Rounding::Stochastic ? philox_draw(seed, stream, static_cast<uint64_t>(i)) : 0;
+  return static_cast<float>(block_elem_value(p, x, b.scale, rand) * b.scale);
+}
+
 // decode(encode(block)) without the codes: the quantize path. out may be x.
 EMU_HD void quantize_one_block(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r, int64_t k0,
                                int64_t k1, float* out, uint64_t seed, uint64_t stream) {
   const BlockScale b = block_scale(p, x, l, r, k0, k1);
-  const bool sr = p.elem.rounding == Rounding::Stochastic;
   for (int64_t k = k0; k < k1; ++k) {
     const int64_t i = l.index(r, k);
-    if (b.nan || b.scale == 0) {  // code 0 times the scale: NaN, or +0 (nvfp4 zero scale)
-      out[i] = static_cast<float>(b.scale * 0.0);
-      continue;
-    }
-    const uint32_t rand = sr ? philox_draw(seed, stream, static_cast<uint64_t>(i)) : 0;
-    out[i] = static_cast<float>(block_elem_value(p, x[i], b.scale, rand) * b.scale);
+    out[i] = quantize_block_element(p, b, x[i], i, seed, stream);
   }
 }
 

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "numerics/hd.h"
+
 namespace emu {
 
 struct ReadLayout {
@@ -23,10 +25,11 @@ struct ReadLayout {
   int64_t len = 0;  // elements per row; 0 = not set (use rows_along_last_dim)
   int64_t inner = 1;
 
-  int64_t rows() const { return outer * inner; }
-  int64_t numel() const { return outer * len * inner; }
+  // Host+device (EMU_HD): kernels of N:M masks and block formats walk rows with these.
+  EMU_HD int64_t rows() const { return outer * inner; }
+  EMU_HD int64_t numel() const { return outer * len * inner; }
   // The flat index of element k of row r (r = o * inner + i).
-  int64_t index(int64_t r, int64_t k) const { return (r / inner) * len * inner + k * inner + (r % inner); }
+  EMU_HD int64_t index(int64_t r, int64_t k) const { return (r / inner) * len * inner + k * inner + (r % inner); }
 };
 
 // Rows along the last dimension: `numel` elements in rows of `last_dim`.

@@ -4,35 +4,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
-#include "numerics/philox.h"
+#include "numerics/nm_rank.h"
 
 namespace emu {
-namespace {
-
-constexpr int kMaxGroup = 256;  // parse_sparsity_ratio allows m <= 256
-
-// A float score as an integer that orders like the float: -0 == +0, NaN above +Inf.
-uint64_t float_order_key(float v) {
-  if (v != v) return uint64_t{1} << 32;  // NaN: above every number
-  if (v == 0.0f) v = 0.0f;               // -0 -> +0
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-  return u;
-}
-
-}  // namespace
 
 // s: (layout.numel()) -> mask: same shape, 1.0f kept / 0.0f dropped.
 void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawKey key) {
   const ReadLayout& l = p.layout;
-  if (p.n < 1 || p.m < 1 || p.m > kMaxGroup)
+  if (p.n < 1 || p.m < 1 || p.m > kNmMaxGroup)
     throw std::invalid_argument(fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n,
-                                            p.m, kMaxGroup));
+                                            p.m, kNmMaxGroup));
   if (l.len <= 0 || l.outer < 0 || l.inner <= 0 || l.numel() != s.numel())
     throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements", l.outer,
                                             l.len, l.inner, s.numel()));
@@ -44,27 +28,23 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
   float* mp = mask.data();
   const int64_t grain = std::max<int64_t>(1, kGrainElements / l.len);
   parallel_for(l.rows(), threads_, grain, [&](int64_t lo, int64_t hi) {
-    uint64_t keys[kMaxGroup];
-    int64_t idx[kMaxGroup];
+    uint64_t keys[kNmMaxGroup];
+    int64_t idx[kNmMaxGroup];
     for (int64_t r = lo; r < hi; ++r) {
       for (int64_t g0 = 0; g0 < l.len; g0 += p.m) {
         const int size = static_cast<int>(std::min<int64_t>(p.m, l.len - g0));
         for (int j = 0; j < size; ++j) {
           idx[j] = l.index(r, g0 + j);
           switch (p.score) {
-            case NmScoreSource::Magnitude: keys[j] = float_order_key(sp[idx[j]] < 0 ? -sp[idx[j]] : sp[idx[j]]); break;
-            case NmScoreSource::Given: keys[j] = float_order_key(sp[idx[j]]); break;
+            case NmScoreSource::Magnitude: keys[j] = nm_magnitude_key(sp[idx[j]]); break;
+            case NmScoreSource::Given: keys[j] = nm_float_key(sp[idx[j]]); break;
             case NmScoreSource::Random:
-              keys[j] = philox_draw(key.seed, key.stream, static_cast<uint64_t>(idx[j]));
+              keys[j] = nm_random_key(key.seed, key.stream, static_cast<uint64_t>(idx[j]));
               break;
           }
         }
-        for (int j = 0; j < size; ++j) {
-          int above = 0;  // group members that outrank j
-          for (int i = 0; i < size; ++i)
-            if (keys[i] > keys[j] || (keys[i] == keys[j] && i < j)) ++above;
-          mp[idx[j]] = above < p.n ? 1.0f : 0.0f;
-        }
+        for (int j = 0; j < size; ++j)
+          mp[idx[j]] = nm_keeps([&](int i) { return keys[i]; }, size, j, p.n) ? 1.0f : 0.0f;
       }
     }
   });
