@@ -21,6 +21,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "numerics/recurrent_sums.h"
 
 namespace emu {
 namespace {
@@ -203,16 +204,10 @@ struct SequenceGrads {
              nullptr, gemm_draws(key, hidden ? recurrent_site::kGradWhh : recurrent_site::kGradWih),
              gemm_threads(threads, dw->dim(0), cols, rows));
   }
-  // Plain sums: mul exact. Every term is g * 1 with g a value of p.out (each gate
-  // gradient was rounded to it), so rounding the product to p.out changes
-  // nothing and gives the same bits, while letting mac_gemm take the fast path
-  // of (p.out, acc). Under :sr that rounding would still draw: fp32 then, also exact.
+  // Plain sums under recurrent_bias_policy (numerics/recurrent_sums.h, shared with the CUDA backend).
   void bias(const float* dg, int64_t cols, Tensor* dbias) const {
     if (!dbias) return;
-    MacPolicy sum = p;
-    sum.mul_exact = false;
-    sum.mul = is_stochastic(p.out) ? Format{} : p.out;
-    sum.lut = {};  // a plain sum: no multiplier, so no approximate-multiplier table either
+    const MacPolicy sum = recurrent_bias_policy(p);
     const int64_t rows = d.N * d.T;
     const std::vector<float> ones(static_cast<size_t>(rows), 1.0f);
     mac_gemm(sum, ones.data(), rows, dg, cols, dbias->data(), cols, 1, cols, rows, nullptr,

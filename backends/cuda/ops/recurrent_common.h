@@ -1,0 +1,104 @@
+// What the LSTM (recurrent_lstm.cu) and GRU (recurrent_gru.cu) ops of the
+// device share, defined in recurrent.cu: the CPU's argument checks and
+// messages, the operand rows xh of a step, the packed weights of the step
+// reductions, and the backward's whole-sequence reductions.
+//
+// Every reduction runs through the backend's public gemm op on device views
+// (core/backend_ops_dense.h): gemm reduces a[i,:] against b[:,j] in ascending k,
+// adds the bias inside the reduction, then R_out, and draws output o = i*cols + j
+// at o * mac_site_count(K, chunk) + site, exactly what the CPU's mac_gemm does
+// with the same operands (core/backend_ops_recurrent.h, "Draws"). So a step
+// reduction here is bit for bit the CPU's as long as it passes gemm the same
+// rows, columns, bias and stream.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda/ops/common.h"
+#include "backends/cuda/ops/cuda_backend.h"
+#include "core/backend_ops_recurrent.h"
+#include "numerics/element_arith.h"
+
+namespace emu::EMU_CUDA_NS::recurrent {
+
+struct Dims {
+  int64_t N, T, I, H;
+};
+
+// The CPU's checks (backends/cpu/recurrent_ops.cpp), same messages.
+[[noreturn]] void shape_error(const char* op, const std::string& what);
+void expect_shape(const char* op, const char* name, const Tensor& t, const Shape& shape);
+void expect_output(const char* op, const char* name, const Tensor& t, const Shape& shape);
+// Dimensions from w_ih (G*H, I), w_hh (G*H, H) and N, T; forward_dims reads N, T from x (N,T,I).
+Dims dims_of(const char* op, int64_t N, int64_t T, const Tensor& w_ih, const Tensor& w_hh, int64_t gates);
+Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, int64_t gates);
+// The forward's slopes output (N,T,width): checked and returned when a gate function is pwl, else null.
+float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width);
+// The backward's slopes: a contiguous copy when a gate function is pwl, else undefined.
+Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d, int64_t width);
+void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh);
+// mask (N,T) as a contiguous device tensor, or undefined when null.
+Tensor mask_of(const char* op, const Tensor* mask, const Dims& d);
+
+// A tensor's contiguous device pointer, or null for an undefined tensor.
+inline const float* data_or_null(const Tensor& t) { return t.defined() ? view_of(t).data : nullptr; }
+
+// Whether step t of sequence n is valid (mask (N,T) or null: every step); a kernel argument.
+struct StepMask {
+  const float* m;
+  int64_t T;
+  EMU_HD bool valid(int64_t n, int64_t t) const { return !m || m[n * T + t] != 0.0f; }
+};
+
+// The time index of the k-th step a direction processes.
+inline int64_t step_time(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
+
+// The draw key of site `site` of a step: its stream + site.
+inline DrawKey site_key(DrawKey step, uint32_t site) { return DrawKey{step.seed, step.stream + site}; }
+
+// body(a) with the element arithmetic of format f as the CPU's for_units picks it:
+// native binary32 (Fp32Arith) for plain fp32, else ElementArith drawing from `step`.
+template <class Body>
+void with_arith(const Format& f, DrawKey step, const Body& body) {
+  if (is_plain_fp32(f))
+    body(Fp32Arith{});
+  else
+    body(ElementArith(f, step.seed, step.stream));
+}
+
+// B (I+H, G*H) = [w_ih | w_hh]^T, contiguous on the device: the forward reductions' second operand.
+Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh);
+
+// xh[:, t] (N rows of I+H) = [x[:, t, :], R_act(h)]; R_act of element (n, j) draws at
+// n*H + j of `site` of the step (plain fp32: a copy). x (N,T,I) and h (N,H) contiguous.
+void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x, int64_t t,
+                       const float* h, float* xh);
+
+// Row r of a contiguous (rows, T*width) tensor's step t: the (rows, width) view at column t*width.
+inline Tensor step_rows(const Tensor& t3, int64_t t) {
+  const int64_t rows = t3.dim(0), T = t3.dim(1), width = t3.dim(2);
+  return t3.view({rows, T * width}).narrow(1, t * width, width);
+}
+
+// The backward's reductions over the whole sequence from the gate gradients dg
+// (N*T rows of G = 4H, row n*T + t, contiguous on the device), as the CPU's
+// SequenceGrads: dx over the first x_cols gate units of each row, dw_ih / dw_hh
+// over the rows (n, t) of the gate units in the given column ranges, dbias the
+// plain sums of every column. Each does nothing for a null output.
+struct ColumnRange {
+  int64_t first, count;
+};
+struct SequenceGrads {
+  CudaBackend& be;
+  const MacPolicy& p;
+  const Dims& d;
+  DrawKey key;
+
+  void input(const Tensor& dg, int64_t x_cols, const Tensor& w_ih, Tensor* dx) const;
+  void weight(const Tensor& dg, const ColumnRange* ranges, int nranges, const Tensor& xh, bool hidden,
+              Tensor* dw) const;
+  void bias(const Tensor& dg, Tensor* dbias) const;
+};
+
+}  // namespace emu::EMU_CUDA_NS::recurrent
