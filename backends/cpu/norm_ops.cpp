@@ -3,8 +3,10 @@
 // is listed in core/backend_ops_nn.h; docs/layers_nn.md says why.
 //
 // Channels are independent, so the statistics and the backward run one channel
-// per task; the element-wise steps run over (n, c) rows. Plain fp32 formats use
-// binary32 operations, which are exactly those roundings.
+// per task; the element-wise steps run over (n, c) rows. The roundings around
+// the reductions are numerics/norm_steps.h's, shared with the CUDA kernels; the
+// reductions are reduce_arith.h's Reducer (mac_reduce's bits, with native
+// binary32 operations for plain fp32).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +20,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/op_checks.h"
 #include "numerics/fast_round.h"
-#include "numerics/functions.h"
+#include "numerics/norm_steps.h"
 #include "numerics/philox.h"
 
 namespace emu {
@@ -27,6 +29,7 @@ namespace {
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 using cpu_checks::check_result;
 using cpu_checks::check_shape;
+namespace st = batch_norm_stage;
 
 struct Ncs {
   int64_t N, C, S;
@@ -58,9 +61,8 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
   const int64_t M = d.M();
   const uint64_t sites = mac_site_count(M, p.chunk);
   const Reducer sum(p, true, M), squares(p, false, M);
-  const Rounder r_mean(p.out, nn_stage_key(key, 1)), r_dev(p.out, nn_stage_key(key, 2));
-  const Rounder r_var(p.out, nn_stage_key(key, 4)), r_varu(p.out, nn_stage_key(key, 5));
-  const DrawKey k_sum = nn_stage_key(key, 0), k_sq = nn_stage_key(key, 3);
+  const BatchNormStatsSteps steps(p.out, key.seed, key.stream);
+  const DrawKey k_sum = nn_stage_key(key, st::kSum), k_sq = nn_stage_key(key, st::kSquares);
   float* mp = mean.data();
   float* vp = var.data();
   float* up = var_unbiased.data();
@@ -70,16 +72,16 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
       const uint64_t uc = static_cast<uint64_t>(c);
       gather_channel(d, xp, c, buf.data());
       const double s1 = sum.run(buf.data(), nullptr, M, k_sum, uc, sites);
-      const float mu = r_mean.div(s1, static_cast<double>(M), uc);
+      const float mu = steps.channel_mean(s1, M, uc);
       for (int64_t n = 0; n < d.N; ++n)
         for (int64_t s = 0; s < d.S; ++s) {
           const int64_t k = n * d.S + s;
-          buf[k] = r_dev.sub(buf[k], mu, static_cast<uint64_t>((n * d.C + c) * d.S + s));
+          buf[k] = steps.deviation(buf[k], mu, static_cast<uint64_t>((n * d.C + c) * d.S + s));
         }
       const double s2 = squares.run(buf.data(), buf.data(), M, k_sq, uc, sites);
       mp[c] = mu;
-      vp[c] = r_var.div(s2, static_cast<double>(M), uc);
-      up[c] = M > 1 ? r_varu.div(s2, static_cast<double>(M - 1), uc) : static_cast<float>(quiet_nan());
+      vp[c] = steps.channel_var(s2, M, uc);
+      up[c] = steps.channel_var_unbiased(s2, M, uc);
     }
   });
 }
@@ -102,13 +104,10 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
   const std::vector<float> ga = gamma ? gamma->to_vector() : std::vector<float>();
   const std::vector<float> be = beta ? beta->to_vector() : std::vector<float>();
   float* ip = invstd.data();
-  const Rounder r_ve(out, nn_stage_key(key, 0)), r_inv(out, nn_stage_key(key, 1));
-  for (int64_t c = 0; c < d.C; ++c) {
-    const uint64_t uc = static_cast<uint64_t>(c);
-    ip[c] = r_inv.round(fn_rsqrt(r_ve.add(va[c], eps, uc)), uc);
-  }
-  const Rounder r_dev(out, nn_stage_key(key, 2)), r_hat(out, nn_stage_key(key, 3));
-  const Rounder r_scale(out, nn_stage_key(key, 4)), r_shift(out, nn_stage_key(key, 5));
+  const BatchNormNormalizeSteps steps(out, key.seed, key.stream);
+  for (int64_t c = 0; c < d.C; ++c) ip[c] = steps.channel_invstd(va[c], eps, static_cast<uint64_t>(c));
+  const float* gp = gamma ? ga.data() : nullptr;
+  const float* bp = beta ? be.data() : nullptr;
   const float* xp = X.data();
   float* yp = y.data();
   float* hp = xhat.data();
@@ -118,10 +117,8 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
       for (int64_t s = 0; s < d.S; ++s) {
         const int64_t i = r * d.S + s;
         const uint64_t ui = static_cast<uint64_t>(i);
-        const float h = r_hat.mul(r_dev.sub(xp[i], mu[c], ui), ip[c], ui);
-        float v = h;
-        if (gamma) v = r_scale.mul(v, ga[c], ui);
-        if (beta) v = r_shift.add(v, be[c], ui);
+        const float h = steps.normalized(xp[i], mu[c], ip[c], ui);
+        const float v = steps.affine(h, gp, bp, c, ui);
         hp[i] = h;
         yp[i] = v;
       }
@@ -140,19 +137,15 @@ void CpuBackend::batch_norm_update_running(const Format& out, float momentum, co
   check_result(op, "running_mean", running_mean, {C});
   check_result(op, "running_var", running_var, {C});
   const std::vector<float> mu = mean.to_vector(), vu = var_unbiased.to_vector();
-  const float keep = 1.0f - momentum;  // binary32, on purpose: the constant PyTorch's fp32 kernels use
+  const float keep = batch_norm_keep(momentum);
   float* rm = running_mean.data();
   float* rv = running_var.data();
   auto update = [&](const std::vector<float>& v, float* r, uint32_t stage0) {
-    const Rounder r_new(out, nn_stage_key(key, stage0)), r_old(out, nn_stage_key(key, stage0 + 1));
-    const Rounder r_sum(out, nn_stage_key(key, stage0 + 2));
-    for (int64_t c = 0; c < C; ++c) {
-      const uint64_t uc = static_cast<uint64_t>(c);
-      r[c] = r_sum.add(r_new.mul(momentum, v[c], uc), r_old.mul(keep, r[c], uc), uc);
-    }
+    const BatchNormRunningSteps steps(out, key.seed, key.stream, stage0);
+    for (int64_t c = 0; c < C; ++c) r[c] = steps.updated(momentum, keep, v[c], r[c], c);
   };
   update(mu, rm, 0);
-  update(vu, rv, 3);
+  update(vu, rv, st::kVarRun);
 }
 
 // gy, xhat (N,C,S), invstd (C), gamma (C) or null -> gx (N,C,S), ggamma, gbeta (C), each optional
@@ -175,12 +168,9 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
   const int64_t M = d.M();
   const uint64_t sites = mac_site_count(M, p.chunk);
   const Reducer sum(p, true, M), products(p, false, M);
-  const DrawKey k_sg = nn_stage_key(key, 0), k_sgx = nn_stage_key(key, 1);
-  const Rounder r_gbeta(p.out, nn_stage_key(key, 2)), r_ggamma(p.out, nn_stage_key(key, 3));
-  const Rounder r_mg(p.out, nn_stage_key(key, 4)), r_mgx(p.out, nn_stage_key(key, 5));
-  const Rounder r_k(p.out, nn_stage_key(key, 6)), r_t(p.out, nn_stage_key(key, 7));
-  const Rounder r_u(p.out, nn_stage_key(key, 8)), r_v(p.out, nn_stage_key(key, 9));
-  const Rounder r_gx(p.out, nn_stage_key(key, 10));
+  const DrawKey k_sg = nn_stage_key(key, st::kGradSum), k_sgx = nn_stage_key(key, st::kGradDot);
+  const BatchNormBackwardSteps steps(p.out, key.seed, key.stream);
+  const float* gap = gamma ? ga.data() : nullptr;
   const bool need_sums = ggamma || gbeta || (gx && batch_stats);
   float* xp = gx ? gx->data() : nullptr;
   parallel_for(d.C, threads_, 1, [&](int64_t c0, int64_t c1) {
@@ -194,22 +184,18 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
         sg = sum.run(g.data(), nullptr, M, k_sg, uc, sites);
         sgx = products.run(g.data(), h.data(), M, k_sgx, uc, sites);
       }
-      if (gbeta) gbeta->data()[c] = r_gbeta.round(sg, uc);
-      if (ggamma) ggamma->data()[c] = r_ggamma.round(sgx, uc);
+      if (gbeta) gbeta->data()[c] = steps.beta_grad(sg, uc);
+      if (ggamma) ggamma->data()[c] = steps.gamma_grad(sgx, uc);
       if (!xp) continue;
-      const float k = gamma ? r_k.mul(ga[c], inv[c], uc) : r_k.round(inv[c], uc);
-      const float mg = batch_stats ? r_mg.div(sg, static_cast<double>(M), uc) : 0.0f;
-      const float mgx = batch_stats ? r_mgx.div(sgx, static_cast<double>(M), uc) : 0.0f;
+      const float k = steps.scale(gap, inv[c], c);
+      const float mg = batch_stats ? steps.mean_grad(sg, M, uc) : 0.0f;
+      const float mgx = batch_stats ? steps.mean_dot(sgx, M, uc) : 0.0f;
       for (int64_t n = 0; n < d.N; ++n)
         for (int64_t s = 0; s < d.S; ++s) {
           const int64_t i = (n * d.C + c) * d.S + s;
           const uint64_t ui = static_cast<uint64_t>(i);
-          if (batch_stats) {
-            const float v = r_v.sub(r_t.sub(gp[i], mg, ui), r_u.mul(hp[i], mgx, ui), ui);
-            xp[i] = r_gx.mul(v, k, ui);
-          } else {
-            xp[i] = r_gx.mul(gp[i], k, ui);
-          }
+          xp[i] = batch_stats ? steps.input_grad(gp[i], hp[i], mg, mgx, k, ui)
+                              : steps.input_grad_running(gp[i], k, ui);
         }
     }
   });

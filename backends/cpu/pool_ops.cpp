@@ -1,10 +1,11 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d (forward and backward) on the CPU.
 //
 // Every pooling is described by one window table per axis (start and length of
-// each output's window); average and adaptive pooling differ only in the
-// tables. Window sums and gradient sums are the reduction of numerics/mac.h
-// (mul exact, b = 1), terms in ascending order; see core/backend_ops_nn.h for
-// the arithmetic and docs/layers_nn.md for the choices.
+// each output's window, numerics/pool_windows.h's definitions, shared with the
+// CUDA kernels); average and adaptive pooling differ only in the tables.
+// Window sums and gradient sums are the reduction of numerics/mac.h (mul exact,
+// b = 1), terms in ascending order; see core/backend_ops_nn.h for the
+// arithmetic and docs/layers_nn.md for the choices.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "backends/cpu/op_checks.h"
 #include "numerics/fast_round.h"
 #include "numerics/philox.h"
+#include "numerics/pool_windows.h"
 
 namespace emu {
 namespace {
@@ -57,25 +59,15 @@ struct Axis {
   }
 };
 
-Axis strided_axis(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t out) {
+// The table of an axis's windows. The covering outputs are found by scanning
+// the windows, independently of PoolAxis's closed forms (which the CUDA kernels
+// use), so `emutrain validate` compares the two.
+Axis axis_table(const PoolAxis& pa) {
   Axis a;
-  a.in = in;
-  for (int64_t o = 0; o < out; ++o) {
-    a.start.push_back(o * stride - pad);
-    a.len.push_back(kernel);
-  }
-  a.finish();
-  return a;
-}
-
-// PyTorch's adaptive windows: floor(o*in/out) .. ceil((o+1)*in/out).
-Axis adaptive_axis(int64_t in, int64_t out) {
-  Axis a;
-  a.in = in;
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t s = o * in / out, e = ((o + 1) * in + out - 1) / out;
-    a.start.push_back(s);
-    a.len.push_back(e - s);
+  a.in = pa.in;
+  for (int64_t o = 0; o < pa.out; ++o) {
+    a.start.push_back(pa.start(o));
+    a.len.push_back(pa.len(o));
   }
   a.finish();
   return a;
@@ -102,18 +94,18 @@ Pool strided_pool(const char* op, const Pool2dParams& pp, const Shape& in) {
     throw std::invalid_argument(fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
                                             ">= 1, padding >= 0 and at most half the kernel",
                                             op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
-  const int64_t eh = in[2] + 2 * pp.pad_h - pp.kernel_h, ew = in[3] + 2 * pp.pad_w - pp.kernel_w;
-  if (eh < 0 || ew < 0)
+  if (in[2] + 2 * pp.pad_h - pp.kernel_h < 0 || in[3] + 2 * pp.pad_w - pp.kernel_w < 0)
     throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op, pp.kernel_h,
                                             pp.kernel_w, shape_string(in)));
-  return Pool{in[0], in[1], strided_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h, eh / pp.stride_h + 1),
-              strided_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w, ew / pp.stride_w + 1)};
+  return Pool{in[0], in[1], axis_table(strided_pool_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h)),
+              axis_table(strided_pool_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w))};
 }
 
 Pool adaptive_pool(const char* op, const Shape& in, const Shape& out) {
   if (in[0] != out[0] || in[1] != out[1] || in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
     throw std::invalid_argument(fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
-  return Pool{in[0], in[1], adaptive_axis(in[2], out[2]), adaptive_axis(in[3], out[3])};
+  return Pool{in[0], in[1], axis_table(adaptive_pool_axis(in[2], out[2])),
+              axis_table(adaptive_pool_axis(in[3], out[3]))};
 }
 
 // y (planes, OH, OW) = R_out(window sum / window size).
@@ -206,8 +198,7 @@ void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, c
         for (int64_t ih = std::max<int64_t>(pl.h.start[oh], 0); ih < std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]); ++ih)
           for (int64_t iw = std::max<int64_t>(pl.w.start[ow], 0); iw < std::min(pl.w.in, pl.w.start[ow] + pl.w.len[ow]); ++iw) {
             const float v = xpl[ih * pl.w.in + iw];
-            // Strictly greater keeps the first of equal values; the first NaN stays.
-            if (at < 0 || (best == best && (v > best || v != v))) {
+            if (max_pool_takes(at < 0, best, v)) {
               best = v;
               at = ih * pl.w.in + iw;
             }
