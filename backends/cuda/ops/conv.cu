@@ -1,13 +1,400 @@
-// convolution (forward, grad-input, grad-weight) and channel_sum on the device (EMU_OPS_CONV): kernels still to come.
-#include "backends/cuda/ops/pending.h"
+// Convolution (forward, grad-input, grad-weight) and channel_sum on the device
+// (EMU_OPS_CONV, core/backend_ops_nn.h; CPU reference backends/cpu/conv_ops.cpp).
+//
+// The three convolutions are implicit GEMMs: the tile kernel of gemm_tile.h,
+// one batch per group, with loaders that read x, w and gy in place (no im2col
+// buffer). Each output's K terms come in the canonical order of the header,
+// one by one, with a zero operand wherever the CPU's packing writes one
+// (padding, a tap off the stride grid), so every output is mac_reduce of the
+// CPU's terms and draws at o * mac_site_count(K, chunk) + site (o row-major in
+// the result), the CPU's numbering:
+//
+//   forward      rows co (of the group), columns the pixels (n, oh, ow), k = (ci, kh, kw);
+//                term mac_term(x tap, w) as the CPU's im2col x w^T; bias in the reduction.
+//   grad-input   rows ci (of the group), columns the input pixels (n, ih, iw), k = (co, kh, kw);
+//                term mac_term(gy at the output whose tap (kh, kw) reads (ih, iw), w).
+//   grad-weight  rows co, columns (ci, kh, kw), k = (n, oh, ow); term mac_term(gy, x tap).
+//
+// Output pixels are the columns so that neighbouring threads read neighbouring
+// x / gy elements and write neighbouring results; the forward and grad-input
+// terms then take B before A (kSwapped), the CPU's operand order.
+//
+// channel_sum is one sequential chain per channel (a sum: mul exact, b = 1);
+// with chunks its chunks run in parallel and a second kernel adds their sums
+// in order in acc_outer, exactly as mac_step / mac_finish would in one chain.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "backends/cuda/ops/common.h"
+#include "backends/cuda/ops/cuda_backend.h"
+#include "backends/cuda/ops/gemm_tile.h"
+#include "backends/cuda/ops/launch_each.h"
+#include "backends/cuda/ops/scratch.h"
+#include "numerics/mac.h"
+#include "numerics/philox.h"
+#include "numerics/row_reduce.h"
 
 namespace emu::EMU_CUDA_NS {
 
-bool group_ready::conv() { return false; }
+bool group_ready::conv() { return true; }
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-EMU_OPS_CONV(EMU_CUDA_NO_KERNEL)
-#pragma GCC diagnostic pop
+namespace {
+
+// q = k / d, r = k % d for 0 <= k < 2^31, 0 < d < 2^31 (the host checks the bounds): the 32-bit
+// division, several times cheaper on a GPU than the 64-bit one, in the operand loaders.
+EMU_HD void divmod(int64_t k, int64_t d, int64_t* q, int64_t* r) {
+  const uint32_t qq = static_cast<uint32_t>(k) / static_cast<uint32_t>(d);
+  *q = qq;
+  *r = k - static_cast<int64_t>(qq) * d;
+}
+
+// The geometry of core/backend_ops_nn.h (as the CPU's ConvGeom).
+struct ConvGeom {
+  int64_t N, C_in, H, W, C_out, KH, KW, OH, OW, G, Cig, Cog;
+  int64_t sh, sw, ph, pw, dh, dw;
+  EMU_HD int64_t khw() const { return KH * KW; }
+  EMU_HD int64_t hw() const { return H * W; }
+  EMU_HD int64_t ohw() const { return OH * OW; }
+  EMU_HD int64_t kg() const { return Cig * KH * KW; }   // forward terms per output, grad-weight outputs per row
+  EMU_HD int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
+  EMU_HD bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
+  // The output index t / stride when t lies on the stride grid inside [0, out), else -1.
+  EMU_HD static int64_t on_grid(int64_t t, int64_t stride, int64_t out) {
+    if (t < 0) return -1;
+    int64_t q, r;
+    divmod(t, stride, &q, &r);
+    return r == 0 && q < out ? q : -1;
+  }
+};
+
+[[noreturn]] void bad_shapes(const char* op, const Conv2dParams& cp, const std::string& what) {
+  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, dilation {}x{}, groups {}): {}", op,
+                                          cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, cp.dilation_h,
+                                          cp.dilation_w, cp.groups, what));
+}
+
+// The geometry from the input and weight shapes; the CPU's checks and messages.
+ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
+  if (xs.size() != 4 || ws.size() != 4)
+    bad_shapes(op, cp, fmt::format("x {} and w {} must both have 4 dimensions", shape_string(xs), shape_string(ws)));
+  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.dilation_h < 1 || cp.dilation_w < 1 ||
+      cp.groups < 1)
+    bad_shapes(op, cp, "strides, dilations and groups must be >= 1, padding >= 0");
+  ConvGeom g{};
+  g.N = xs[0], g.C_in = xs[1], g.H = xs[2], g.W = xs[3];
+  g.C_out = ws[0], g.KH = ws[2], g.KW = ws[3];
+  g.G = cp.groups;
+  g.sh = cp.stride_h, g.sw = cp.stride_w, g.ph = cp.pad_h, g.pw = cp.pad_w;
+  g.dh = cp.dilation_h, g.dw = cp.dilation_w;
+  if (g.C_in % g.G || g.C_out % g.G)
+    bad_shapes(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
+  g.Cig = g.C_in / g.G;
+  g.Cog = g.C_out / g.G;
+  if (ws[1] != g.Cig || g.KH < 1 || g.KW < 1)
+    bad_shapes(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KH, KW))", shape_string(ws),
+                                   shape_string(xs), g.C_out, g.Cig));
+  // The dilated kernel spans d (K - 1) + 1 input positions.
+  const int64_t eh = g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1, ew = g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1;
+  if (eh < 0 || ew < 0)
+    bad_shapes(op, cp, fmt::format("dilated kernel {}x{} larger than the padded input of x {}", g.dh * (g.KH - 1) + 1,
+                                   g.dw * (g.KW - 1) + 1, shape_string(xs)));
+  g.OH = eh / g.sh + 1;
+  g.OW = ew / g.sw + 1;
+  return g;
+}
+
+void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
+  if (t.shape() != want)
+    throw std::invalid_argument(
+        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
+}
+
+// The loaders decode k and the positions derived from it (a tap, a padded coordinate) with
+// 32-bit divisions (divmod): the largest of them must fit.
+void check_index_range(const char* op, const ConvGeom& g, int64_t K) {
+  const int64_t largest = std::max({K, g.H + g.ph, g.W + g.pw, g.ohw()});
+  if (largest > std::numeric_limits<int32_t>::max())
+    throw std::invalid_argument(fmt::format("{}: {} terms per output, x {}x{} padded by {}x{}: beyond the "
+                                            "kernel's 32-bit index decoding",
+                                            op, K, g.H, g.W, g.ph, g.pw));
+}
+
+// Forward, group b: A(co, k) = w[b*Cog + co, k], B(k, pixel) = x tap (ci, kh, kw) of the pixel or 0.
+struct ConvForward {
+  static constexpr bool kSwapped = true;  // the CPU's term is (x tap, w)
+  ConvGeom g;
+  const float* x;
+  const float* w;
+  const float* bias_base;  // (C_out) or null
+
+  using RowCursor = const float*;  // w's row of output channel co
+  struct ColCursor {
+    const float* planes = nullptr;  // x[n, b*Cig, 0, 0]
+    int64_t ih0 = 0, iw0 = 0;       // the input position of tap (0, 0)
+  };
+  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return w + (b * g.Cog + co) * g.kg(); }
+  EMU_HD float a_at(RowCursor r, int64_t k) const { return r[k]; }
+  EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
+    const int64_t n = pixel / g.ohw(), s = pixel % g.ohw();
+    return ColCursor{x + (n * g.C_in + b * g.Cig) * g.hw(), s / g.OW * g.sh - g.ph, s % g.OW * g.sw - g.pw};
+  }
+  EMU_HD float b_at(const ColCursor& c, int64_t k) const {
+    int64_t ci, t, kh, kw;
+    divmod(k, g.khw(), &ci, &t);
+    divmod(t, g.KW, &kh, &kw);
+    const int64_t ih = c.ih0 + kh * g.dh, iw = c.iw0 + kw * g.dw;
+    return g.inside(ih, iw) ? c.planes[(ci * g.H + ih) * g.W + iw] : 0.0f;
+  }
+  EMU_HD uint64_t out_index(int64_t b, int64_t co, int64_t pixel) const {
+    const int64_t n = pixel / g.ohw(), s = pixel % g.ohw();
+    return static_cast<uint64_t>((n * g.C_out + b * g.Cog + co) * g.ohw() + s);
+  }
+  EMU_HD const float* bias(int64_t b, int64_t co, int64_t) const {
+    return bias_base ? bias_base + b * g.Cog + co : nullptr;
+  }
+};
+
+// Grad-input, group b: A(ci, k) = w[b*Cog + co, ci, kh, kw], B(k, input pixel) = gy at the output
+// whose tap (kh, kw) reads the pixel, or 0 (outside, or off the stride grid).
+struct ConvGradInput {
+  static constexpr bool kSwapped = true;  // the CPU's term is (gy, w)
+  ConvGeom g;
+  const float* gy;
+  const float* w;
+
+  using RowCursor = const float*;  // w[b*Cog, ci, 0, 0]: term (co, t) at co * Cig*KH*KW + t
+  struct ColCursor {
+    const float* planes = nullptr;  // gy[n, b*Cog, 0, 0]
+    int64_t ih = 0, iw = 0;
+  };
+  EMU_HD RowCursor a_row(int64_t b, int64_t ci) const { return w + (b * g.Cog * g.Cig + ci) * g.khw(); }
+  EMU_HD float a_at(RowCursor r, int64_t k) const {
+    int64_t co, t;
+    divmod(k, g.khw(), &co, &t);
+    return r[co * g.kg() + t];
+  }
+  EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
+    const int64_t n = pixel / g.hw(), s = pixel % g.hw();
+    return ColCursor{gy + (n * g.C_out + b * g.Cog) * g.ohw(), s / g.W, s % g.W};
+  }
+  EMU_HD float b_at(const ColCursor& c, int64_t k) const {
+    int64_t co, t, kh, kw;
+    divmod(k, g.khw(), &co, &t);
+    divmod(t, g.KW, &kh, &kw);
+    const int64_t oh = ConvGeom::on_grid(c.ih + g.ph - kh * g.dh, g.sh, g.OH);
+    const int64_t ow = ConvGeom::on_grid(c.iw + g.pw - kw * g.dw, g.sw, g.OW);
+    return oh >= 0 && ow >= 0 ? c.planes[co * g.ohw() + oh * g.OW + ow] : 0.0f;
+  }
+  EMU_HD uint64_t out_index(int64_t b, int64_t ci, int64_t pixel) const {
+    const int64_t n = pixel / g.hw(), s = pixel % g.hw();
+    return static_cast<uint64_t>((n * g.C_in + b * g.Cig + ci) * g.hw() + s);
+  }
+  EMU_HD const float* bias(int64_t, int64_t, int64_t) const { return nullptr; }
+};
+
+// Grad-weight, group b: A(co, k) = gy[n, b*Cog + co, oh, ow], B(k, (ci, kh, kw)) = x tap (kh, kw)
+// of output pixel (oh, ow) in channel b*Cig + ci, or 0.
+struct ConvGradWeight {
+  static constexpr bool kSwapped = false;  // the CPU's term is (gy, x tap)
+  ConvGeom g;
+  const float* x;
+  const float* gy;
+
+  using RowCursor = const float*;  // gy[0, b*Cog + co, 0, 0]: term (n, s) at n * C_out*OH*OW + s
+  struct ColCursor {
+    const float* planes = nullptr;  // x[0, b*Cig + ci, 0, 0]
+    int64_t ih0 = 0, iw0 = 0;       // the input position the tap reads for output pixel (0, 0)
+  };
+  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return gy + (b * g.Cog + co) * g.ohw(); }
+  EMU_HD float a_at(RowCursor r, int64_t k) const {
+    int64_t n, s;
+    divmod(k, g.ohw(), &n, &s);
+    return r[n * g.C_out * g.ohw() + s];
+  }
+  EMU_HD ColCursor b_col(int64_t b, int64_t col) const {
+    const int64_t ci = col / g.khw(), t = col % g.khw();
+    return ColCursor{x + (b * g.Cig + ci) * g.hw(), t / g.KW * g.dh - g.ph, t % g.KW * g.dw - g.pw};
+  }
+  EMU_HD float b_at(const ColCursor& c, int64_t k) const {
+    int64_t n, s, oh, ow;
+    divmod(k, g.ohw(), &n, &s);
+    divmod(s, g.OW, &oh, &ow);
+    const int64_t ih = oh * g.sh + c.ih0, iw = ow * g.sw + c.iw0;
+    return g.inside(ih, iw) ? c.planes[n * g.C_in * g.hw() + ih * g.W + iw] : 0.0f;
+  }
+  EMU_HD uint64_t out_index(int64_t b, int64_t co, int64_t col) const {
+    return static_cast<uint64_t>((b * g.Cog + co) * g.kg() + col);
+  }
+  EMU_HD const float* bias(int64_t, int64_t, int64_t) const { return nullptr; }
+};
+
+// --- channel_sum -----------------------------------------------------------
+
+// Channel c's sum as one chain: mac_step over k = (n, s) ascending, every b = 1, then mac_finish;
+// `native` (plain fp32 accumulator, no chunks, no draws): binary32 additions, the same bits.
+__global__ void channel_sum_kernel(MacPolicy sp, bool native, const float* x, float* y, int64_t N, int64_t C,
+                                   int64_t S, DrawKey key, uint64_t sites) {
+  EMU_GRID_STRIDE_LOOP(c, C) {
+    const int64_t K = N * S;
+    if (native) {
+      float acc = 0.0f;  // +0
+      for (int64_t n = 0; n < N; ++n) {
+        const float* row = x + (n * C + c) * S;
+        for (int64_t s = 0; s < S; ++s)
+          if (row[s] != 0.0f) acc = fp32::add(acc, row[s]);  // a zero term is skipped
+      }
+      y[c] = static_cast<float>(round_value(sp.out, acc));
+      continue;
+    }
+    const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
+    MacState st;
+    int64_t k = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const float* row = x + (n * C + c) * S;
+      for (int64_t s = 0; s < S; ++s, ++k) mac_step(sp, st, K, k, row[s], 1.0f, draw);
+    }
+    y[c] = static_cast<float>(mac_finish(sp, st, K, nullptr, draw));
+  }
+}
+
+// Chunked sums, first part: chunk q of channel c (thread i = c * chunks + q) steps its terms
+// k in [q*chunk, (q+1)*chunk) from a fresh state, with the chain's positions and draws, and
+// leaves the chunk's sum (in acc) in part[i]. mac_step also promotes the fresh state's +0 at
+// the chunk's first k; that value is not used.
+__global__ void channel_chunk_kernel(MacPolicy sp, const float* x, double* part, int64_t N, int64_t C, int64_t S,
+                                     int64_t chunks, DrawKey key, uint64_t sites) {
+  EMU_GRID_STRIDE_LOOP(i, C * chunks) {
+    const int64_t c = i / chunks, q = i % chunks, K = N * S;
+    const int64_t k0 = q * sp.chunk, k1 = k0 + sp.chunk < K ? k0 + sp.chunk : K;
+    const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
+    MacState st;
+    int64_t n = k0 / S, s = k0 % S;
+    for (int64_t k = k0; k < k1; ++k) {
+      mac_step(sp, st, K, k, x[(n * C + c) * S + s], 1.0f, draw);
+      if (++s == S) s = 0, ++n;
+    }
+    part[i] = st.acc;
+  }
+}
+
+// Second part: channel c's chain of promotions. mac_step of a zero term at each chunk's first
+// k promotes the previous chunk's sum into acc_outer (its draw site) and steps nothing; the last
+// chunk's sum goes to mac_finish. The same state sequence as one chain.
+__global__ void channel_chunk_total_kernel(MacPolicy sp, const double* part, float* y, int64_t C, int64_t K,
+                                           int64_t chunks, DrawKey key, uint64_t sites) {
+  EMU_GRID_STRIDE_LOOP(c, C) {
+    const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
+    MacState st;
+    for (int64_t q = 0; q < chunks; ++q) {
+      if (q > 0) mac_step(sp, st, K, q * sp.chunk, 0.0f, 1.0f, draw);
+      st.acc = part[c * chunks + q];
+    }
+    y[c] = static_cast<float>(mac_finish(sp, st, K, nullptr, draw));
+  }
+}
+
+}  // namespace
+
+// x (N,C_in,H,W), w (C_out,C_in/G,KH,KW), bias (C_out) or null -> y (N,C_out,OH,OW)
+void CudaBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w,
+                                 const Tensor* bias, Tensor& y, DrawKey key) {
+  const char* op = "conv2d_forward";
+  OpScope scope(op);
+  const ConvGeom g = conv_geom(op, cp, x.shape(), w.shape());
+  if (bias) check_shape(op, "bias", *bias, {g.C_out});
+  check_shape(op, "y", y, {g.N, g.C_out, g.OH, g.OW});
+  float* yp = contiguous_data(y, "y");
+  if (y.numel() == 0) return;
+  check_index_range(op, g, g.kg());
+  const Tensor X = x.contiguous(), Wt = w.contiguous();
+  const Tensor B = bias ? bias->contiguous() : Tensor();
+  const ConvForward prob{g, view_of(X).data, view_of(Wt).data, bias ? view_of(B).data : nullptr};
+  tile::TileShape s;
+  s.rows = g.Cog;
+  s.cols = g.N * g.ohw();
+  s.K = g.kg();
+  s.batches = g.G;
+  s.c = yp;
+  s.key = key;
+  tile::launch_tiles("conv2d_forward_kernel", p, prob, s);
+}
+
+// gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W)
+void CudaBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w,
+                                    Tensor& gx, DrawKey key) {
+  const char* op = "conv2d_grad_input";
+  OpScope scope(op);
+  const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
+  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
+  check_shape(op, "gx", gx, {g.N, g.C_in, g.H, g.W});
+  float* xp = contiguous_data(gx, "gx");
+  if (gx.numel() == 0) return;
+  check_index_range(op, g, g.kgi());
+  const Tensor GY = gy.contiguous(), Wt = w.contiguous();
+  const ConvGradInput prob{g, view_of(GY).data, view_of(Wt).data};
+  tile::TileShape s;
+  s.rows = g.Cig;
+  s.cols = g.N * g.hw();
+  s.K = g.kgi();
+  s.batches = g.G;
+  s.c = xp;
+  s.key = key;
+  tile::launch_tiles("conv2d_grad_input_kernel", p, prob, s);
+}
+
+// x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW)
+void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy,
+                                     Tensor& gw, DrawKey key) {
+  const char* op = "conv2d_grad_weight";
+  OpScope scope(op);
+  const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
+  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
+  check_shape(op, "gw", gw, {g.C_out, g.Cig, g.KH, g.KW});
+  float* wp = contiguous_data(gw, "gw");
+  if (gw.numel() == 0) return;
+  check_index_range(op, g, g.N * g.ohw());
+  const Tensor X = x.contiguous(), GY = gy.contiguous();
+  const ConvGradWeight prob{g, view_of(X).data, view_of(GY).data};
+  tile::TileShape s;
+  s.rows = g.Cog;
+  s.cols = g.kg();
+  s.K = g.N * g.ohw();
+  s.batches = g.G;
+  s.c = wp;
+  s.key = key;
+  tile::launch_tiles("conv2d_grad_weight_kernel", p, prob, s);
+}
+
+// x (N,C,S) -> y (C): the sum of docs/contract.md section 4.7 (mul exact, b = 1) over (n, s),
+// rounded to p.out.
+void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
+  OpScope scope("channel_sum");
+  if (x.ndim() != 3) throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
+  check_shape("channel_sum", "y", y, {C});
+  float* yp = contiguous_data(y, "y");
+  if (C == 0) return;
+  const Tensor X = x.contiguous();
+  const float* xp = K > 0 ? view_of(X).data : nullptr;
+  MacPolicy sp = p;
+  sp.mul_exact = true;  // a sum: products with 1 are exact, and a multiplier table is never read
+  const uint64_t sites = mac_site_count(K, sp.chunk);
+  const int64_t chunks = sp.chunk > 0 && K > 0 ? (K + sp.chunk - 1) / sp.chunk : 1;
+  if (chunks < 2) {
+    const bool native = !draws_random(sp) && sp.chunk == 0 && is_plain_fp32(sp.acc);
+    launch_each("channel_sum_kernel", channel_sum_kernel, C, sp, native, xp, yp, N, C, S, key, sites);
+    return;
+  }
+  DeviceArray<double> part(static_cast<size_t>(C * chunks));
+  launch_each("channel_chunk_kernel", channel_chunk_kernel, C * chunks, sp, xp, part.get(), N, C, S, chunks, key,
+              sites);
+  launch_each("channel_chunk_total_kernel", channel_chunk_total_kernel, C, sp, part.get(), yp, C, K, chunks, key,
+              sites);
+}
 
 }  // namespace emu::EMU_CUDA_NS
