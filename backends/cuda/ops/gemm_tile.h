@@ -104,8 +104,8 @@ struct Fp32AccPath {
   // defines them too) without fp32::'s NaN canonicalisation: a NaN inside the sum stays a NaN
   // whatever its payload, and mac_finish's roundings (bias, R_out) map every NaN to the one
   // canonical NaN, so the result's bits are the same and the inner loop is two operations
-  // shorter per term.
-  EMU_HD void step(const MacPolicy&, State& s, int64_t, int64_t, float a, float b, const OutputDraw&) const {
+  // shorter per term. Device-only (the intrinsics are): the tile kernel is its only caller.
+  __device__ void step(const MacPolicy&, State& s, int64_t, int64_t, float a, float b, const OutputDraw&) const {
     if (a == 0.0f || b == 0.0f) return;  // zero operands are skipped, as in mac_step
     const float prod = kMul == Fp32Mul::Native
                            ? __fmul_rn(a, b)
