@@ -26,21 +26,24 @@ bool group_ready::recurrent() { return true; }
 namespace recurrent {
 namespace {
 
-// xh[n, t, k] = x[n, t, k] (k < I) or R_act(h[n, k - I]) drawing at n*H + (k - I); per element of the N x (I+H) rows.
+// xh[n, t, k] = x[n, t, k] (k < I) or R_act(h[n, k - I]) drawing at n*H + (k - I), and the same
+// value at rows[n, k]; per element of the N x (I+H) rows.
 template <class A>
-__global__ void operand_rows_kernel(A arith, uint32_t site, const float* x, const float* h, float* xh, int64_t N,
-                                    int64_t T, int64_t I, int64_t H, int64_t t) {
+__global__ void operand_rows_kernel(A arith, uint32_t site, const float* x, const float* h, float* xh, float* rows,
+                                    int64_t N, int64_t T, int64_t I, int64_t H, int64_t t) {
   const int64_t K = I + H;
   EMU_GRID_STRIDE_LOOP(i, N * K) {
     const int64_t n = i / K, k = i % K;
-    float* row = xh + (n * T + t) * K;
+    float v;
     if (k < I) {
-      row[k] = x[(n * T + t) * I + k];
+      v = x[(n * T + t) * I + k];
     } else {
       A a = arith;
       a.at(static_cast<uint64_t>(n * H + k - I));
-      row[k] = a.round(h[n * H + k - I], site);
+      v = a.round(h[n * H + k - I], site);
     }
+    xh[(n * T + t) * K + k] = v;
+    rows[i] = v;
   }
 }
 
@@ -116,14 +119,14 @@ Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh) {
 }
 
 void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x, int64_t t,
-                       const float* h, float* xh) {
+                       const float* h, float* xh, float* rows) {
   const int64_t n = d.N * (d.I + d.H);
   if (is_plain_fp32(act))  // Fp32Arith's round is the identity: the CPU's copy
-    launch_each("operand_rows_kernel", operand_rows_kernel<Fp32Arith>, n, Fp32Arith{}, site, x, h, xh, d.N, d.T,
-                d.I, d.H, t);
+    launch_each("operand_rows_kernel", operand_rows_kernel<Fp32Arith>, n, Fp32Arith{}, site, x, h, xh, rows, d.N,
+                d.T, d.I, d.H, t);
   else
     launch_each("operand_rows_kernel", operand_rows_kernel<ElementArith>, n, ElementArith(act, step.seed, step.stream),
-                site, x, h, xh, d.N, d.T, d.I, d.H, t);
+                site, x, h, xh, rows, d.N, d.T, d.I, d.H, t);
 }
 
 // dx (N*T, I) = dg[:, :x_cols] (N*T, x_cols) x w_ih (x_cols, I).

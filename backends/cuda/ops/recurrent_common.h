@@ -71,15 +71,11 @@ void with_arith(const Format& f, DrawKey step, const Body& body) {
 Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh);
 
 // xh[:, t] (N rows of I+H) = [x[:, t, :], R_act(h)]; R_act of element (n, j) draws at
-// n*H + j of `site` of the step (plain fp32: a copy). x (N,T,I) and h (N,H) contiguous.
+// n*H + j of `site` of the step (plain fp32: a copy). The same rows also go to
+// `rows` (N, I+H) contiguous: the step reductions' first operand, which gemm then
+// reads without a copy of the strided xh[:, t]. x (N,T,I) and h (N,H) contiguous.
 void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x, int64_t t,
-                       const float* h, float* xh);
-
-// Row r of a contiguous (rows, T*width) tensor's step t: the (rows, width) view at column t*width.
-inline Tensor step_rows(const Tensor& t3, int64_t t) {
-  const int64_t rows = t3.dim(0), T = t3.dim(1), width = t3.dim(2);
-  return t3.view({rows, T * width}).narrow(1, t * width, width);
-}
+                       const float* h, float* xh, float* rows);
 
 // The backward's reductions over the whole sequence from the gate gradients dg
 // (N*T rows of G = 4H, row n*T + t, contiguous on the device), as the CPU's

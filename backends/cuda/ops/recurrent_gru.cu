@@ -113,11 +113,11 @@ void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, cons
   float* pa = preact ? view_of(*preact).data : nullptr;
   Tensor rz = Tensor::zeros({N, 2 * H}, Device::Cuda), nx = Tensor::zeros({N, H}, Device::Cuda),
          nh = Tensor::zeros({N, H}, Device::Cuda);
+  const Tensor rows = Tensor::zeros({N, K}, Device::Cuda);  // xh[:, t], contiguous
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = step_time(k, T, reverse);
     const DrawKey step = recurrent_step_key(key, t);
-    fill_operand_rows(act, step, gru_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data);
-    const Tensor rows = step_rows(xh, t);  // (N, K)
+    fill_operand_rows(act, step, gru_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data, view_of(rows).data);
     // r, z: the input features, then the hidden features, then the bias.
     gemm(p, rows, w_rz, bias ? &b_rz : nullptr, rz, site_key(step, gru_site::kGatesRZ));
     // a_nx over the input features, then b_in; a_nh over the hidden features, then b_hn.

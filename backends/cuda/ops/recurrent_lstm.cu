@@ -38,20 +38,28 @@ __global__ void lstm_cell_kernel(A arith, GateFunctions fns, StepMask mask, cons
 }
 
 // Step t's cell gradient of every unit: dh_total = R(gy + dh) (when gy is given),
-// then lstm_cell_backward writes the gate gradients dg[n, t, :] and the new dc.
-// A step that is not valid leaves dg at zero and dh, dc as they are.
+// then lstm_cell_backward writes the gate gradients dg[n, t, :] and the new dc;
+// step_dg (N, 4H) gets the same four values, the hidden-state reduction's
+// operand. A step that is not valid leaves dg at zero (step_dg: zeros) and dh,
+// dc as they are.
 template <class A>
 __global__ void lstm_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, const float* gy, const float* saved,
-                                      const float* slopes, float* dh, float* dc, float* dg, int64_t N, int64_t T,
-                                      int64_t H, int64_t t) {
+                                      const float* slopes, float* dh, float* dc, float* dg, float* step_dg, int64_t N,
+                                      int64_t T, int64_t H, int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     const int64_t n = e / H, j = e % H, row = n * T + t;
-    if (!mask.valid(n, t)) continue;
+    float* sd = step_dg + n * 4 * H + j;
+    if (!mask.valid(n, t)) {
+      sd[0] = sd[H] = sd[2 * H] = sd[3 * H] = 0.0f;
+      continue;
+    }
     A a = arith;
     a.at(static_cast<uint64_t>(e));
     const float dh_total = gy ? a.add(gy[row * H + j], dh[e], lstm_site::kDh) : dh[e];
+    float* g = dg + row * 4 * H + j;
     dc[e] = lstm_cell_backward(a, fns, saved + row * 6 * H + j, slopes ? slopes + row * 5 * H + j : nullptr, H,
-                               dh_total, dc[e], dg + row * 4 * H + j);
+                               dh_total, dc[e], g);
+    sd[0] = g[0], sd[H] = g[H], sd[2 * H] = g[2 * H], sd[3 * H] = g[3 * H];
   }
 }
 
@@ -95,12 +103,13 @@ void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, con
   float* c = view_of(c_n).data;
   float* pa = preact ? view_of(*preact).data : nullptr;
   Tensor pre = Tensor::zeros({N, G}, Device::Cuda);
+  const Tensor rows = Tensor::zeros({N, K}, Device::Cuda);  // xh[:, t], contiguous
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = step_time(k, T, reverse);
     const DrawKey step = recurrent_step_key(key, t);
-    fill_operand_rows(act, step, lstm_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data);
+    fill_operand_rows(act, step, lstm_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data, view_of(rows).data);
     // (N rows of xh at step t) x (K, 4H): input features, then hidden features, then the bias.
-    gemm(p, step_rows(xh, t), w, bias ? &bc : nullptr, pre, site_key(step, lstm_site::kGates));
+    gemm(p, rows, w, bias ? &bc : nullptr, pre, site_key(step, lstm_site::kGates));
     with_arith(p.out, step, [&](auto a) {
       launch_each("lstm_cell_kernel", lstm_cell_kernel<decltype(a)>, N * H, a, fns, sm, view_of(pre).data, pa, h, c,
                   view_of(y).data, view_of(saved).data, slp, N, T, H, t);
@@ -149,15 +158,16 @@ void CudaBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, co
     float* dh = view_of(dh0).data;
     float* dc = view_of(dc0).data;
     Tensor dh_gates = Tensor::zeros({N, H}, Device::Cuda);
+    const Tensor step_dg = Tensor::zeros({N, G}, Device::Cuda);  // dg[:, t], contiguous
     for (int64_t k = T - 1; k >= 0; --k) {
       const int64_t t = step_time(k, T, reverse);
       const DrawKey step = recurrent_step_key(key, t);
       with_arith(p.out, step, [&](auto a) {
         launch_each("lstm_cell_grad_kernel", lstm_cell_grad_kernel<decltype(a)>, N * H, a, fns, sm, data_or_null(gyc),
-                    view_of(sc).data, data_or_null(slc), dh, dc, view_of(dg).data, N, T, H, t);
+                    view_of(sc).data, data_or_null(slc), dh, dc, view_of(dg).data, view_of(step_dg).data, N, T, H, t);
       });
       // dh_{t-1} = dg[:, t] (N, 4H) x W_hh (4H, H): a reduction over the gate units.
-      gemm(p, step_rows(dg, t), whh, nullptr, dh_gates, site_key(step, lstm_site::kGemmH));
+      gemm(p, step_dg, whh, nullptr, dh_gates, site_key(step, lstm_site::kGemmH));
       launch_each("lstm_carry_kernel", lstm_carry_kernel, N * H, sm, static_cast<const float*>(view_of(dh_gates).data),
                   dh, N, H, t);
     }
