@@ -1,9 +1,10 @@
 // The five recipes train on the CUDA backend with the CPU's bits (issue 16).
 //
 // Each shipped recipe file (LeNet-5, ResNet-18, the FordA Transformer, the CRNN
-// and its pwl:3 variant, the GCN and its 2:4 variant) runs three optimizer
-// steps through the trainer in a reduced configuration (`--set` widths, batch,
-// sequence length; small files in the datasets' canonical formats), once with
+// with LSTM cells, with GRU cells and its pwl:3 variant, the GCN and its 2:4
+// variant) runs three optimizer steps through the trainer in a reduced
+// configuration (`--set` widths, batch, sequence length; small files in the
+// datasets' canonical formats), once with
 // `device: cpu` and once with `device: cuda-host` (the CUDA kernels executed on
 // the CPU by the host executor, docs/host_executor.md), under three policies:
 // fp32, e6m6 with binary32 accumulation, and one with stochastic rounding. The
@@ -87,6 +88,9 @@ const std::map<std::string, RecipeCase>& recipe_cases() {
                          "model.head_size=4", "model.num_heads=2", "model.mlp_units=[8]"}};
     c["crnn"] = {"crnn_fra_eng.yaml", crnn};
     c["crnn-pwl3"] = {"crnn_fra_eng_pwl3.yaml", crnn};
+    std::vector<std::string> gru = crnn;
+    gru.push_back("model.rnn=gru");
+    c["crnn-gru"] = {"crnn_fra_eng.yaml", gru};
     c["gcn"] = {"gcn_cora.yaml", gcn};
     c["gcn-2:4"] = {"gcn_cora_sparse24.yaml", gcn};
     return c;
@@ -216,6 +220,9 @@ TEST_CASE("recipe crnn_fra_eng on cuda-host: the CPU's bits every step", "[cuda_
 }
 TEST_CASE("recipe crnn_fra_eng_pwl3 on cuda-host: the CPU's bits every step", "[cuda_host][recipes][crnn]") {
   check_recipe("crnn-pwl3");
+}
+TEST_CASE("recipe crnn_fra_eng with GRU cells on cuda-host: the CPU's bits every step", "[cuda_host][recipes][crnn]") {
+  check_recipe("crnn-gru");
 }
 TEST_CASE("recipe gcn_cora on cuda-host: the CPU's bits every step", "[cuda_host][recipes][gcn]") {
   check_recipe("gcn");
