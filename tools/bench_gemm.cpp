@@ -68,16 +68,6 @@ void ensure_openblas_coretype(std::ostream& out) {
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on, the core name is printed below
 }
 
-MacPolicy make_policy(const char* mul, const char* acc) {
-  MacPolicy p;
-  p.mul_exact = std::string(mul) == "exact";
-  p.mul = parse_format(p.mul_exact ? "fp32" : mul);
-  p.acc = parse_format(acc);
-  p.out = parse_format("fp32");
-  p.acc_outer = parse_format("fp32");
-  return p;
-}
-
 struct Timing {
   double best = 0;  // fastest run, seconds
   double mean = 0;  // total time / runs: the throughput sustained under the machine's load
@@ -105,6 +95,16 @@ Timing measure(double min_time, const Run& run) {
 }
 
 }  // namespace
+
+MacPolicy bench_gemm_policy(const char* mul, const char* acc) {
+  MacPolicy p;
+  p.mul_exact = std::string(mul) == "exact";
+  p.mul = parse_format(p.mul_exact ? "fp32" : mul);
+  p.acc = parse_format(acc);
+  p.out = parse_format("fp32");
+  p.acc_outer = parse_format("fp32");
+  return p;
+}
 
 int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   if (opts.device != "cpu") return run_bench_gemm_device(opts, out);
@@ -181,7 +181,7 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   };
   std::vector<Row> rows;
   for (const Case& c : cases) {
-    const MacPolicy p = make_policy(c.mul, c.acc);
+    const MacPolicy p = bench_gemm_policy(c.mul, c.acc);
     const float* a = c.int8 ? A8.data() : A.data();
     const float* b = c.int8 ? B8.data() : B.data();
     GemmPath path = GemmPath::Generic;

@@ -8,6 +8,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "numerics/mac.h"
+
 namespace emu::cli {
 
 struct BenchGemmOptions {
@@ -24,6 +26,10 @@ struct BenchGemmOptions {
 // Haswell with AVX2), because OpenBLAS 0.3.21 does not recognise recent CPUs
 // and would fall back to a slow generic kernel, flattering the ratio.
 int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out);
+
+// The policy of one bench row: mul and acc as named ("exact": exact products),
+// out and acc_outer binary32.
+MacPolicy bench_gemm_policy(const char* mul, const char* acc);
 
 // --device cuda or cuda-host (tools/bench_gemm_device.cpp): the CUDA backend's
 // gemm op on device tensors under the same policies, next to cuBLAS SGEMM with

@@ -16,7 +16,6 @@
 #include "core/backend.h"
 #include "core/device_select.h"
 #include "core/tensor.h"
-#include "numerics/format_spec.h"
 #include "tools/bench_gemm.h"
 #include "tools/bench_machine.h"
 #ifdef EMUTRAIN_HAVE_CUDA
@@ -34,16 +33,6 @@ struct DeviceCase {
   double target;  // slowest allowed time / cuBLAS time (0: none)
   const char* target_text;
 };
-
-MacPolicy device_policy(const char* mul, const char* acc) {
-  MacPolicy p;
-  p.mul_exact = std::string(mul) == "exact";
-  p.mul = parse_format(p.mul_exact ? "fp32" : mul);
-  p.acc = parse_format(acc);
-  p.out = parse_format("fp32");
-  p.acc_outer = parse_format("fp32");
-  return p;
-}
 
 }  // namespace
 
@@ -118,7 +107,7 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
   else
     out << "(no native baseline on cuda-host: the host executor runs the kernels on the CPU)\n";
   for (const DeviceCase& c : cases) {
-    const MacPolicy p = device_policy(c.mul, c.acc);
+    const MacPolicy p = bench_gemm_policy(c.mul, c.acc);
     const Tensor& a = c.int8 ? dA8 : dA;
     const Tensor& b = c.int8 ? dB8 : dB;
     const double t = measure([&] { backend.gemm(p, a, b, nullptr, dC, DrawKey{}); });

@@ -22,6 +22,7 @@
 #include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
+#include "core/conv_checks.h"
 #include "numerics/philox.h"
 
 namespace emu {
@@ -34,9 +35,7 @@ using cpu_rows::direct_reduce;
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
 
-struct ConvGeom {
-  int64_t N, C_in, H, W, C_out, KH, KW, OH, OW, G, Cig, Cog;
-  int64_t sh, sw, ph, pw, dh, dw;
+struct ConvGeom : ConvShape {
   int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
   int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
   int64_t ohw() const { return OH * OW; }
@@ -56,40 +55,9 @@ struct ConvGeom {
   }
 };
 
-[[noreturn]] void bad_shapes(const char* op, const Conv2dParams& cp, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, dilation {}x{}, groups {}): {}", op,
-                                          cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, cp.dilation_h,
-                                          cp.dilation_w, cp.groups, what));
-}
-
-// The geometry from the input and weight shapes; checks the parameters.
+// The geometry from the input and weight shapes, checked (core/conv_checks.h).
 ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
-  if (xs.size() != 4 || ws.size() != 4)
-    bad_shapes(op, cp, fmt::format("x {} and w {} must both have 4 dimensions", shape_string(xs), shape_string(ws)));
-  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.dilation_h < 1 || cp.dilation_w < 1 ||
-      cp.groups < 1)
-    bad_shapes(op, cp, "strides, dilations and groups must be >= 1, padding >= 0");
-  ConvGeom g{};
-  g.N = xs[0], g.C_in = xs[1], g.H = xs[2], g.W = xs[3];
-  g.C_out = ws[0], g.KH = ws[2], g.KW = ws[3];
-  g.G = cp.groups;
-  g.sh = cp.stride_h, g.sw = cp.stride_w, g.ph = cp.pad_h, g.pw = cp.pad_w;
-  g.dh = cp.dilation_h, g.dw = cp.dilation_w;
-  if (g.C_in % g.G || g.C_out % g.G)
-    bad_shapes(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
-  g.Cig = g.C_in / g.G;
-  g.Cog = g.C_out / g.G;
-  if (ws[1] != g.Cig || g.KH < 1 || g.KW < 1)
-    bad_shapes(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KH, KW))", shape_string(ws),
-                                   shape_string(xs), g.C_out, g.Cig));
-  // The dilated kernel spans d (K - 1) + 1 input positions.
-  const int64_t eh = g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1, ew = g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1;
-  if (eh < 0 || ew < 0)
-    bad_shapes(op, cp, fmt::format("dilated kernel {}x{} larger than the padded input of x {}", g.dh * (g.KH - 1) + 1,
-                                   g.dw * (g.KW - 1) + 1, shape_string(xs)));
-  g.OH = eh / g.sh + 1;
-  g.OW = ew / g.sw + 1;
-  return g;
+  return ConvGeom{conv_shape(op, cp, xs, ws)};
 }
 
 // im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the

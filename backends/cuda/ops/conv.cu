@@ -35,6 +35,7 @@
 #include "backends/cuda/ops/gemm_tile.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/conv_checks.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
 #include "numerics/row_reduce.h"
@@ -54,9 +55,7 @@ EMU_HD void divmod(int64_t k, int64_t d, int64_t* q, int64_t* r) {
 }
 
 // The geometry of core/backend_ops_nn.h (as the CPU's ConvGeom).
-struct ConvGeom {
-  int64_t N, C_in, H, W, C_out, KH, KW, OH, OW, G, Cig, Cog;
-  int64_t sh, sw, ph, pw, dh, dw;
+struct ConvGeom : ConvShape {
   EMU_HD int64_t khw() const { return KH * KW; }
   EMU_HD int64_t hw() const { return H * W; }
   EMU_HD int64_t ohw() const { return OH * OW; }
@@ -72,40 +71,9 @@ struct ConvGeom {
   }
 };
 
-[[noreturn]] void bad_shapes(const char* op, const Conv2dParams& cp, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{} (stride {}x{}, padding {}x{}, dilation {}x{}, groups {}): {}", op,
-                                          cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, cp.dilation_h,
-                                          cp.dilation_w, cp.groups, what));
-}
-
-// The geometry from the input and weight shapes; the CPU's checks and messages.
+// The geometry from the input and weight shapes, checked (core/conv_checks.h).
 ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
-  if (xs.size() != 4 || ws.size() != 4)
-    bad_shapes(op, cp, fmt::format("x {} and w {} must both have 4 dimensions", shape_string(xs), shape_string(ws)));
-  if (cp.stride_h < 1 || cp.stride_w < 1 || cp.pad_h < 0 || cp.pad_w < 0 || cp.dilation_h < 1 || cp.dilation_w < 1 ||
-      cp.groups < 1)
-    bad_shapes(op, cp, "strides, dilations and groups must be >= 1, padding >= 0");
-  ConvGeom g{};
-  g.N = xs[0], g.C_in = xs[1], g.H = xs[2], g.W = xs[3];
-  g.C_out = ws[0], g.KH = ws[2], g.KW = ws[3];
-  g.G = cp.groups;
-  g.sh = cp.stride_h, g.sw = cp.stride_w, g.ph = cp.pad_h, g.pw = cp.pad_w;
-  g.dh = cp.dilation_h, g.dw = cp.dilation_w;
-  if (g.C_in % g.G || g.C_out % g.G)
-    bad_shapes(op, cp, fmt::format("{} input and {} output channels are not divisible by the groups", g.C_in, g.C_out));
-  g.Cig = g.C_in / g.G;
-  g.Cog = g.C_out / g.G;
-  if (ws[1] != g.Cig || g.KH < 1 || g.KW < 1)
-    bad_shapes(op, cp, fmt::format("w {} does not fit x {} (want ({}, {}, KH, KW))", shape_string(ws),
-                                   shape_string(xs), g.C_out, g.Cig));
-  // The dilated kernel spans d (K - 1) + 1 input positions.
-  const int64_t eh = g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1, ew = g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1;
-  if (eh < 0 || ew < 0)
-    bad_shapes(op, cp, fmt::format("dilated kernel {}x{} larger than the padded input of x {}", g.dh * (g.KH - 1) + 1,
-                                   g.dw * (g.KW - 1) + 1, shape_string(xs)));
-  g.OH = eh / g.sh + 1;
-  g.OW = ew / g.sw + 1;
-  return g;
+  return ConvGeom{conv_shape(op, cp, xs, ws)};
 }
 
 void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
