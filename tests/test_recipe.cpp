@@ -177,6 +177,37 @@ TEST_CASE("--set overrides apply after the file, as YAML values", "[recipe]") {
   CHECK(e.find("expected KEY=VALUE") != std::string::npos);
 }
 
+TEST_CASE("--set KEY=null removes a key, then the schema checks what remains", "[recipe]") {
+  const std::string warm = std::string(kBase) + "schedule:\n  type: warmup_cosine\n  warmup_epochs: 1\n";
+  // Switching the schedule type alone leaves warmup_epochs behind, which
+  // cosine does not accept: the strict error stays...
+  std::string e = error_of(warm, {"schedule.type=cosine"});
+  CHECK(e.find("unknown key 'schedule.warmup_epochs'") != std::string::npos);
+  // ... and removing it is the way out, in either order of the --sets.
+  for (const auto& sets : {std::vector<std::string>{"schedule.type=cosine", "schedule.warmup_epochs=null"},
+                           std::vector<std::string>{"schedule.warmup_epochs=~", "schedule.type=cosine"}}) {
+    Recipe r = parse_recipe(warm, "r.yaml", sets);
+    CHECK(r.root["schedule"]["type"].Scalar() == "cosine");
+    CHECK(!r.root["schedule"]["warmup_epochs"]);
+  }
+  // A removed key takes its default again.
+  Recipe r = parse_recipe(kBase, "r.yaml", {"data.batch_size=null"});
+  CHECK((!r.root["data"]["batch_size"] || r.root["data"]["batch_size"].Scalar() != "8"));
+  // Removing what the recipe needs is the schema's usual error.
+  e = error_of(kBase, {"optimizer=null"});
+  CHECK(e.find("optimizer") != std::string::npos);
+  // A key that is not there is an error naming it, not a silent no-op.
+  e = error_of(kBase, {"optimizer.momentun=null"});
+  CHECK(e.find("no key 'optimizer.momentun' in the recipe to remove") != std::string::npos);
+  e = error_of(kBase, {"nosuch.section.key=null"});
+  CHECK(e.find("no key 'nosuch' in the recipe to remove") != std::string::npos);
+  // Inside a list or a value there is no key to remove.
+  e = error_of(kBase, {"model.hidden.0=null"});
+  CHECK(e.find("'model.hidden' is not a section of mapped keys") != std::string::npos);
+  e = error_of(kBase, {"optimizer.lr.x=null"});
+  CHECK(e.find("'optimizer.lr' is not a section of mapped keys") != std::string::npos);
+}
+
 TEST_CASE("data.root expands ${VAR} and ${VAR:-default}", "[recipe]") {
   setenv("EMUTRAIN_TEST_ROOT", "/data/x", 1);
   unsetenv("EMUTRAIN_TEST_UNSET");

@@ -304,17 +304,56 @@ std::string expand_env(const std::string& s) {
   return out;
 }
 
-void apply_set(YAML::Node root, const std::string& assignment) {
-  const size_t eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw RecipeError(fmt::format("--set '{}': expected KEY=VALUE such as optimizer.lr=0.1", assignment));
-  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+namespace {
+
+// "a.b.c" -> {a, b, c}; empty components are errors.
+std::vector<std::string> key_parts(const std::string& assignment, const std::string& key) {
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) {
     if (p.empty()) throw RecipeError(fmt::format("--set '{}': empty component in key '{}'", assignment, key));
     parts.push_back(p);
   }
+  if (!key.empty() && key.back() == '.')
+    throw RecipeError(fmt::format("--set '{}': empty component in key '{}'", assignment, key));
+  return parts;
+}
+
+// `--set KEY=null`: deletes KEY's mapping entry. Nothing is created on the way,
+// so a key that is not there is an error naming it (a typo would otherwise
+// silently remove nothing and the run would differ from what was asked).
+void remove_key(YAML::Node root, const std::string& assignment, const std::vector<std::string>& parts) {
+  std::vector<YAML::Node> chain = {root};
+  std::string path;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    YAML::Node cur = chain.back();
+    const std::string parent = path;
+    path += (path.empty() ? "" : ".") + parts[i];
+    if (!cur.IsMap())
+      throw RecipeError(fmt::format("--set '{}': '{}' is not a section of mapped keys, so '{}' cannot be removed "
+                                    "from it (set the whole {} instead)",
+                                    assignment, parent, parts[i], cur.IsSequence() ? "list" : "value"));
+    if (!cur[parts[i]])
+      throw RecipeError(fmt::format("--set '{}': there is no key '{}' in the recipe to remove", assignment, path));
+    if (i + 1 == parts.size()) {
+      cur.remove(parts[i]);
+      return;
+    }
+    chain.push_back(cur[parts[i]]);
+  }
+}
+
+}  // namespace
+
+void apply_set(YAML::Node root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw RecipeError(fmt::format("--set '{}': expected KEY=VALUE such as optimizer.lr=0.1", assignment));
+  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  const std::vector<std::string> parts = key_parts(assignment, key);
+  // YAML's null spellings delete the key; a null value has no meaning in any
+  // section, so nothing that worked before changes.
+  if (text == "null" || text == "~" || text == "Null" || text == "NULL") return remove_key(root, assignment, parts);
   YAML::Node value;
   try {
     value = text.empty() ? YAML::Node(std::string()) : YAML::Load(text);
