@@ -9,8 +9,8 @@
 #include "config/section.h"
 #include "data/cifar10.h"
 #include "data/cora.h"
+#include "data/data_root.h"
 #include "data/draws.h"
-#include "data/errors.h"
 #include "data/file_io.h"
 #include "data/fra_eng.h"
 #include "data/image_folder.h"
@@ -41,9 +41,8 @@ using WholeFactory =
 
 struct TypeEntry {
   std::string name;
-  std::string default_subfolder;  // under $EMUTRAIN_DATA_ROOT; empty: data.root required
+  std::string default_subfolder;  // under the data root (data/data_root.h); empty: data.root required
   std::string expected;           // what root must hold, for the error when it is unset
-  std::string url;
   std::vector<std::string> keys;  // type-specific keys
   ExampleSource source;           // example-set types
   WholeFactory whole;             // types that split themselves (cora, fra_eng)
@@ -159,18 +158,18 @@ const std::vector<TypeEntry>& type_table() {
       return keys;
     };
     std::vector<TypeEntry> t;
-    t.push_back({"cifar10", "cifar10", "cifar-10-batches-bin/ (data_batch_1..5.bin, test_batch.bin)", kCifar10Url,
+    t.push_back({"cifar10", "cifar10", "cifar-10-batches-bin/ (data_batch_1..5.bin, test_batch.bin)",
                  with_split_keys({"augment", "normalize", "mean", "std"}), cifar10_source, nullptr});
-    t.push_back({"image_folder", "", "train/<class>/*.png|jpg and test/<class>/*.png|jpg", "",
+    t.push_back({"image_folder", "", "train/<class>/*.png|jpg and test/<class>/*.png|jpg",
                  with_split_keys({"channels", "augment", "mean", "std"}), image_folder_source, nullptr});
-    t.push_back({"mnist", "mnist", "<train|t10k>-images-idx3-ubyte[.gz] and -labels-idx1-ubyte[.gz]", kMnistUrl,
+    t.push_back({"mnist", "mnist", "<train|t10k>-images-idx3-ubyte[.gz] and -labels-idx1-ubyte[.gz]",
                  with_split_keys({"train_source", "test_source", "pad", "augment", "normalize", "mean", "std"}),
                  mnist_source, nullptr});
-    t.push_back({"ucr", "ucr", "<name>_TRAIN.tsv and <name>_TEST.tsv (or <name>/ holding them)", kUcrUrl,
+    t.push_back({"ucr", "ucr", "<name>_TRAIN.tsv and <name>_TEST.tsv (or <name>/ holding them)",
                  with_split_keys({"name"}), ucr_source, nullptr});
-    t.push_back({"cora", "cora", "cora.content and cora.cites", kCoraUrl,
+    t.push_back({"cora", "cora", "cora.content and cora.cites",
                  {"features", "split_seed", "train_per_class", "val_size", "test_size"}, nullptr, cora_whole});
-    t.push_back({"fra_eng", "fra-eng", "fra.txt", kFraEngUrl,
+    t.push_back({"fra_eng", "fra-eng", "fra.txt",
                  {"tokens", "reverse", "max_tokens", "max_pairs", "test_fraction", "val_fraction", "split_seed",
                   "min_freq", "max_vocab"},
                  nullptr, fra_eng_whole});
@@ -189,13 +188,9 @@ const TypeEntry& find_type(const ConfigSection& cfg) {
 
 std::string resolve_root(const ConfigSection& cfg, const TypeEntry& e) {
   if (cfg.has("root")) return cfg.get_string("root", "");
-  const char* env = std::getenv("EMUTRAIN_DATA_ROOT");
-  std::string hint = " (expected a folder holding " + e.expected + (e.url.empty() ? "" : "; download: " + e.url) + ")";
-  if (e.default_subfolder.empty()) cfg.fail("root", "required for type " + e.name + hint);
-  if (env == nullptr || *env == '\0')
-    cfg.fail("root", "not set, and EMUTRAIN_DATA_ROOT is not set either; set one (the default is $EMUTRAIN_DATA_ROOT/" +
-                         e.default_subfolder + ")" + hint);
-  return join_path(env, e.default_subfolder);
+  if (e.default_subfolder.empty())
+    cfg.fail("root", "required for type " + e.name + " (expected a folder holding " + e.expected + ")");
+  return join_path(data_root(), e.default_subfolder);
 }
 
 // [begin, end) of `key`, checked against the set's size.

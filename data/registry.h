@@ -7,9 +7,10 @@
 //     augment: {crop_padding: 4, hflip: true}
 //
 // root: data.root when given (relative paths are relative to the working
-// directory); otherwise $EMUTRAIN_DATA_ROOT joined with the type's default
-// sub-folder (cifar10/, mnist/, ucr/, cora/, fra-eng/; image_folder has none
-// and needs data.root). The per-type keys and files are in docs/data.md.
+// directory); otherwise the data root ($EMUTRAIN_DATA_ROOT, else ./data:
+// data/data_root.h) joined with the type's default sub-folder (cifar10/,
+// mnist/, ucr/, cora/, fra-eng/; image_folder has none and needs data.root),
+// the folders `emutrain data fetch` fills. The per-type keys and files are in docs/data.md.
 // Unknown keys and types are errors naming the key path and the allowed names.
 #pragma once
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "data/draws.h"
 #include "data/image_dataset.h"
@@ -12,6 +13,7 @@
 
 using namespace emu;
 using emu::test::TempDir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -84,7 +86,7 @@ TEST_CASE("registry: types and keys", "[data][registry]") {
                     Catch::StartsWith("data.root: required for type image_folder"));
 }
 
-TEST_CASE("registry: root from EMUTRAIN_DATA_ROOT, missing files name the URL", "[data][registry]") {
+TEST_CASE("registry: root from EMUTRAIN_DATA_ROOT, else ./data; missing files name the fetch command and the URL", "[data][registry]") {
   TempDir dir;
   write_mnist(dir / "mnist", 12);
   {
@@ -103,10 +105,21 @@ TEST_CASE("registry: root from EMUTRAIN_DATA_ROOT, missing files name the URL", 
                       Catch::Contains(dir / "fra-eng/fra.txt") && Catch::Contains("fra-eng.zip"));
   }
   {
+    // Neither set: ./data/<folder>, and the error names the command that fetches it.
     EnvGuard env(nullptr);
-    CHECK_THROWS_WITH(data::make_dataset(yaml("{type: mnist}"), "test"),
-                      Catch::StartsWith("data.root: not set, and EMUTRAIN_DATA_ROOT is not set either") &&
-                          Catch::Contains("yann.lecun.com"));
+    CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cora}"), "train"),
+                      Catch::StartsWith("data/cora/cora.content: file not found") &&
+                          Catch::Contains("get it with: emutrain data fetch cora"));
+    CHECK_THROWS_WITH(data::make_dataset(yaml("{type: ucr, name: FordA}"), "train"),
+                      Catch::StartsWith("data/ucr/FordA_TRAIN.tsv: file not found") &&
+                          Catch::Contains("emutrain data fetch forda"));
+    // ... which finds what ./data holds, relative to the working directory.
+    const fs::path here = fs::current_path();
+    fs::current_path(dir.path());
+    write_mnist(dir / "data/mnist", 6);
+    auto ds = data::make_dataset(yaml("{type: mnist}"), "test");
+    fs::current_path(here);
+    CHECK(ds->size() == 6);
   }
 }
 

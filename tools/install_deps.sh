@@ -8,6 +8,8 @@ packages=(
   libfmt-dev libyaml-cpp-dev catch2 libstb-dev libcli11-dev zlib1g-dev
   libopenblas-dev libmpfr-dev libgmp-dev
   libopenmpi-dev openmpi-bin
+  curl ca-certificates  # emutrain data fetch downloads with curl (or wget)
+  python3               # the fetch tests serve files with Python's http.server
 )
 
 missing=()
