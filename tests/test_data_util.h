@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +40,16 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Every entry under `dir`, hidden ones included, as relative paths, sorted;
+// empty when `dir` does not exist. Tests of what a command leaves behind.
+inline std::set<std::string> dir_listing(const std::string& dir) {
+  std::set<std::string> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    out.insert(std::filesystem::relative(e.path(), dir).string());
+  return out;
+}
 
 inline void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -52,14 +52,6 @@ std::string bytes_of(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Every entry under `dir`, hidden ones included, relative and sorted.
-std::set<std::string> listing(const std::string& dir) {
-  std::set<std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(fs::relative(e.path(), dir).string());
-  return out;
-}
-
 std::vector<std::string> downloaders() {
   std::vector<std::string> out;
   for (const char* tool : {"curl", "wget"})
@@ -161,7 +153,7 @@ TEST_CASE("fetch: a download verifies and unpacks; a second fetch only verifies"
       CHECK(bytes_of(folder + "/sub/y.txt") == "why\n");
       CHECK(bytes_of(folder + "/z.txt") == bytes_of(demo.src + "/inner/z.txt"));
       // Only the files the loaders read and the record: no archives, no staging.
-      CHECK(listing(folder) ==
+      CHECK(emu::test::dir_listing(folder) ==
             std::set<std::string>{".emutrain-sha256", "a.txt", "b.bin", "sub", "sub/y.txt", "x.bin", "z.txt"});
       // The record is sha256sum's format and holds exactly the unpinned files.
       CHECK(shell("cd " + q(folder) + " && sha256sum --check --strict .emutrain-sha256 | sort") ==
@@ -227,7 +219,7 @@ TEST_CASE("fetch: corrupted, truncated and missing downloads leave nothing behin
         o.from = server.url() + c.mirror;
         const std::string err = error_of(demo.only("https://example.invalid", c.download), folder, o);
         CHECK(err.find(c.expect) != std::string::npos);
-        CHECK(listing(folder).empty());
+        CHECK(emu::test::dir_listing(folder).empty());
       }
     }
   }
@@ -243,7 +235,7 @@ TEST_CASE("fetch: present files are verified in place, mismatches left alone", "
   o.downloader = "curl";
   DatasetCheck c = fetch_dataset(demo.only(nowhere, 0), folder, o);
   CHECK(state_of(c, "a.txt") == FileState::Pinned);
-  CHECK(listing(folder) == std::set<std::string>{"a.txt"});  // verifying writes nothing
+  CHECK(emu::test::dir_listing(folder) == std::set<std::string>{"a.txt"});  // verifying writes nothing
 
   emu::test::write_text(folder + "/a.txt", "alpha\nbeta!\n");
   const std::string err = error_of(demo.only(nowhere, 0), folder, o);
@@ -291,7 +283,7 @@ TEST_CASE("fetch: staging folders of dead fetches are removed", "[fetch]") {
   FetchOptions o;
   o.from = demo.served;
   fetch_dataset(demo.only("https://example.invalid", 0), folder, o);
-  CHECK(listing(folder) == std::set<std::string>{"a.txt"});
+  CHECK(emu::test::dir_listing(folder) == std::set<std::string>{"a.txt"});
 }
 
 TEST_CASE("fetch: the downloader is curl or wget, chosen or found", "[fetch]") {

@@ -23,13 +23,6 @@ namespace {
 
 const std::string kServe = std::string(EMUTRAIN_SOURCE_DIR) + "/tests/fetch/serve.py";
 
-std::set<std::string> listing(const std::string& dir) {
-  std::set<std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(fs::relative(e.path(), dir).string());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("data fetch: Ctrl-C during a download leaves nothing behind", "[fetch][cli]") {
@@ -47,7 +40,7 @@ TEST_CASE("data fetch: Ctrl-C during a download leaves nothing behind", "[fetch]
   CHECK(r.code != 0);
   CHECK(r.err.find("emutrain: data fetch cora: " + server.url() + "/slow/cora.content: download interrupted") !=
         std::string::npos);
-  CHECK(listing(root / "cora").empty());
+  CHECK(emu::test::dir_listing(root / "cora").empty());
 }
 
 TEST_CASE("data fetch and list: names, roots and errors", "[fetch][cli]") {
@@ -70,6 +63,6 @@ TEST_CASE("data fetch and list: names, roots and errors", "[fetch][cli]") {
     auto r = run_cli({"data", "fetch", "cora", "--from", empty.path(), "--root", root.path()}, run.path());
     CHECK(r.code == 1);
     CHECK(r.err.find(empty.path() + ": holds neither cora.content") != std::string::npos);
-    CHECK(listing(root / "cora").empty());
+    CHECK(emu::test::dir_listing(root / "cora").empty());
   }
 }
