@@ -330,7 +330,7 @@ Figure layout(const LinePlot& plot) {
       if (path.points.size() > 1) add(f, path);
       path.points.clear();
     };
-    for (size_t k = 0; k < s.x.size(); ++k) {
+    for (size_t k = 0; k < s.x.size() && s.line; ++k) {
       const double a = px(s.x[k]), b = py(s.y[k]);
       if (!std::isfinite(a) || !std::isfinite(b)) {
         flush();
@@ -340,11 +340,17 @@ Figure layout(const LinePlot& plot) {
     }
     flush();
     const bool lone = s.x.size() == 1;  // a single point shows only as a marker
-    if (s.markers || lone)
+    if (s.markers || lone || !s.line)
       for (size_t k = 0; k < s.x.size(); ++k) {
         const double a = px(s.x[k]), b = py(s.y[k]);
         if (std::isfinite(a) && std::isfinite(b)) add(f, DotPrim{a, b, 4, series_colour(i)});
       }
+    // Point labels up and to the right of their point, in the series' colour.
+    for (size_t k = 0; k < s.point_labels.size() && k < s.x.size(); ++k) {
+      const double a = px(s.x[k]), b = py(s.y[k]);
+      if (std::isfinite(a) && std::isfinite(b) && !s.point_labels[k].empty())
+        text(f, a + 7, b - 10, s.point_labels[k], kTickScale, Anchor::Start, series_colour(i), false, "point label");
+    }
   }
   draw_legend(f, x1 + 16, y0, legend);
   return f;

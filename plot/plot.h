@@ -21,6 +21,10 @@ struct Series {
   std::string label;
   std::vector<double> x, y;  // same length
   bool markers = false;      // draw a dot at every point
+  bool line = true;          // false: markers only (a scatter plot)
+  // Text drawn beside each point (empty, or one per point; "" skips a point),
+  // e.g. the format of each run in an accuracy-versus-energy plot.
+  std::vector<std::string> point_labels = {};
 };
 
 struct LinePlot {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -15,6 +16,7 @@
 #include "train/cost_model.h"
 #include "train/cost_report.h"
 #include "train/cost_step.h"
+#include "train/pareto.h"
 
 using namespace emu;
 using namespace emu::train;
@@ -263,5 +265,15 @@ TEST_CASE("cost: JSON, CSV and the sweep columns agree with the counts", "[cost]
   CHECK(col.step_macs == 1362361);
   CHECK(col.step_pj == Approx(12567283.8).epsilon(1e-12));
   CHECK(col.step_mac_pj == Approx(1362361 * 4.6).epsilon(1e-12));
-  CHECK(cost_column_values(std::nullopt) == std::vector<std::string>(6));
+  CHECK(cost_column_values(std::nullopt) == std::vector<std::string>(7));
+  // One fp32 multiplier and one fp32 adder (Horowitz: 7700 + 4184 um^2) do every MAC.
+  CHECK(col.mac_area_um2 == Approx(7700 + 4184));
+}
+
+TEST_CASE("pareto front: the points no other beats in both cost and quality", "[cost]") {
+  // (cost, quality): 1 is dominated by 0 (dearer, not better), 3 by 2, 5 ties 4's
+  // cost with lower quality; the NaN point is left out.
+  const std::vector<ParetoPoint> pts = {{1, 80}, {2, 80}, {3, 82}, {4, 81}, {5, 86}, {5, 84}, {0.5, std::nan("")}};
+  CHECK(pareto_front(pts) == std::vector<size_t>{0, 2, 4});
+  CHECK(pareto_front({}).empty());
 }

@@ -177,3 +177,35 @@ TEST_CASE("plot orders text ticks naturally: e3m2 < e5m2 < e10m2", "[plot]") {
   CHECK(b < c);
 }
 
+
+TEST_CASE("plot --pareto: accuracy against energy, the front listed and labelled", "[plot]") {
+  // Five formats with made-up costs and accuracies; b and d are dominated
+  // (a costs less than b and is as good; c costs less than d and is better), two
+  // seeds of e average to 85.
+  const fs::path p = dir() / "pareto.csv";
+  std::ofstream(p) << "point,format,seed,status,final_test_acc,energy_step_pj\n"
+                      "f=a_seed=0,a,0,ok,80,100\n"
+                      "f=b_seed=0,b,0,ok,80,200\n"
+                      "f=c_seed=0,c,0,ok,82,300\n"
+                      "f=d_seed=0,d,0,ok,81,400\n"
+                      "f=e_seed=0,e,0,ok,84,500\n"
+                      "f=e_seed=1,e,1,ok,86,500\n";
+  std::string out;
+  REQUIRE(plot(p.string() + " --pareto energy --out " + (dir() / "pareto.svg").string(), &out) == 0);
+  INFO(out);
+  CHECK(out.find("Pareto front (energy_step_pj lowest for its final_test_acc):\n") != std::string::npos);
+  // The front, by ascending energy: a, c, e (b and d dominated).
+  const size_t a = out.find("  a "), c = out.find("  c "), e = out.find("  e ");
+  CHECK(a != std::string::npos);
+  CHECK(c != std::string::npos);
+  CHECK(e != std::string::npos);
+  CHECK(a < c);
+  CHECK(c < e);
+  CHECK(out.find("  b ") == std::string::npos);
+  CHECK(out.find("  d ") == std::string::npos);
+  CHECK(out.find("  e                                   500         85\n") != std::string::npos);  // the mean of 84 and 86
+  const std::string svg = read(dir() / "pareto.svg");
+  // Every point is labelled once: the dominated ones by the runs, the front's by the front.
+  for (const char* label : {">a<", ">b<", ">c<", ">d<", ">e<"}) CHECK(svg.find(label) != std::string::npos);
+  CHECK(svg.find("Pareto front") != std::string::npos);
+}

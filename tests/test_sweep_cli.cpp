@@ -77,14 +77,15 @@ const char* kSweep =
     "  - {name: width, key: model.hidden, values: [\"[8]\", \"[16]\"]}\n"
     "jobs: 1\nthreads: 1\n";
 
-// results.csv rows without the columns that differ between two sweeps (wall_s, run_dir).
+// results.csv rows without the columns that differ between two sweeps (wall_s, run_dir);
+// the cost columns (docs/cost.md) are the same in both.
 std::vector<std::string> stable_rows(const std::string& csv_path) {
   std::vector<std::string> rows;
   for (const std::string& line : lines_of(csv_path)) {
     std::vector<std::string> f = split(line);
-    REQUIRE(f.size() == 14);
+    REQUIRE(f.size() == 21);
+    f.erase(f.begin() + 13);  // run_dir
     f.erase(f.begin() + 11);  // wall_s
-    f.pop_back();             // run_dir
     std::string row;
     for (const std::string& x : f) row += x + ",";
     rows.push_back(row);
@@ -127,12 +128,13 @@ TEST_CASE("emutrain sweep: 4 points to results.csv, equal to each run's summary"
   REQUIRE(rows.size() == 5);
   CHECK(rows[0] ==
         "point,optimizer.lr,width,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_val_acc,"
-        "best_test_acc,wall_s,steps,run_dir");
+        "best_test_acc,wall_s,steps,run_dir,step_macs,energy_step_pj,energy_mac_pj,energy_mem_pj,energy_infer_pj,"
+        "area_um2,mac_area_um2");
   const std::vector<std::pair<std::string, std::string>> expect = {
       {"0.05", "[8]"}, {"0.05", "[16]"}, {"0.1", "[8]"}, {"0.1", "[16]"}};
   for (size_t i = 0; i < 4; ++i) {
     std::vector<std::string> f = split(rows[i + 1]);
-    REQUIRE(f.size() == 14);
+    REQUIRE(f.size() == 21);
     CHECK(f[1] == expect[i].first);
     CHECK(f[2] == expect[i].second);
     CHECK(f[3] == "0");
@@ -147,6 +149,14 @@ TEST_CASE("emutrain sweep: 4 points to results.csv, equal to each run's summary"
     const std::string recipe = slurp(f[13] + "/recipe.yaml");
     CHECK_THAT(recipe, Catch::Contains("lr: " + expect[i].first));
     CHECK(fs::exists(f[13] + "/output.log"));
+    // Cost columns: the MLP 784 -> h -> 10 on a batch of 20 multiplies 20 (784 h + 10 h)
+    // forward, one target term per row in the loss, and backward 20 * 784 h (fc1's
+    // weights; the image needs no gradient) plus 2 * 20 * 10 h (fc2's input and weights).
+    const int64_t h = expect[i].second == "[8]" ? 8 : 16;
+    CHECK(f[14] == std::to_string(20 * (784 * h + 10 * h) + 20 + 20 * 784 * h + 2 * 20 * 10 * h));
+    // Everything fp32: the MACs alone cost 4.6 pJ each (Horowitz: 3.7 + 0.9).
+    CHECK(std::stod(f[16]) == Approx(4.6 * std::stod(f[14])).epsilon(1e-5));
+    CHECK(std::stod(f[15]) > std::stod(f[16]));
   }
   std::vector<std::string> agg = lines_of(out + "/aggregate.csv");
   REQUIRE(agg.size() == 5);
@@ -217,7 +227,7 @@ TEST_CASE("emutrain sweep records a diverged run and reports errors in one line"
   std::vector<std::string> rows = lines_of(out + "/results.csv");
   REQUIRE(rows.size() == 3);
   std::vector<std::string> f = split(rows[2]);
-  REQUIRE(f.size() == 13);
+  REQUIRE(f.size() == 20);
   CHECK(f[1] == "1e38");
   CHECK(f[3] == "diverged");
   CHECK(f[4] == "yes");

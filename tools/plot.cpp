@@ -6,6 +6,7 @@
 //                 [--baseline 81.5 | --baseline-from RUN_DIR/summary.json] [--out FILE.svg] [--out FILE.png]
 //   emutrain plot results.csv --line man [--group exp]
 //   emutrain plot RUN1/metrics.csv RUN2/metrics.csv --curves [--metric test_acc] [--x epoch]
+//   emutrain plot results.csv --pareto energy_step_pj [--metric final_test_acc] [--label format] [--log-x]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "tools/commands.h"
 #include "train/csv.h"
 #include "train/json.h"
+#include "train/pareto.h"
 
 namespace emu::cli {
 namespace {
@@ -35,7 +37,8 @@ namespace fs = std::filesystem;
 struct PlotOptions {
   std::vector<std::string> files;
   std::string heatmap, line, group, metric = "final_test_acc", x_column = "epoch", title;
-  bool curves = false, metric_given = false;
+  std::string pareto, label;
+  bool curves = false, metric_given = false, log_x = false;
   std::vector<std::string> where, out;
   std::optional<double> baseline;
   std::string baseline_from;
@@ -371,16 +374,93 @@ int run_curves(const PlotOptions& o, std::ostream& out) {
   return save_all(p, where.out, out);
 }
 
+// Accuracy against a cost column (docs/cost.md): one point per label (the mean
+// over its rows, e.g. seeds), the Pareto front (cheapest for its accuracy) drawn
+// as a line and listed on the terminal.
+int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.files.size() != 1) throw std::runtime_error("plot: --pareto reads one results.csv or aggregate.csv");
+  const Table t = read_csv(o.files[0]);
+  std::string cost = o.pareto;
+  if (cost == "energy") cost = "energy_step_pj";
+  if (cost == "area") cost = "area_um2";
+  const size_t ci = t.col(cost, "the cost axis (--pareto; the sweep's cost columns, docs/cost.md)");
+  const size_t mi = metric_column(t, o.metric);
+  const auto rows = filtered_rows(t, o.where);
+  // Labels: --label's column, else every axis column's value joined by spaces.
+  std::vector<size_t> label_cols;
+  if (!o.label.empty()) label_cols.push_back(t.col(o.label, "the point labels (--label)"));
+  else
+    for (const std::string& a : axis_columns(t)) label_cols.push_back(t.col(a, "axis"));
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::pair<double, int>, std::pair<double, int>>> sums;  // label -> (cost, metric)
+  for (const auto* r : rows) {
+    std::string label;
+    for (size_t c : label_cols) label += (label.empty() ? "" : " ") + (*r)[c];
+    if (!sums.count(label)) order.push_back(label);
+    auto& s = sums[label];
+    const double x = number((*r)[ci]), y = number((*r)[mi]);
+    if (std::isfinite(x)) s.first.first += x, ++s.first.second;
+    if (std::isfinite(y)) s.second.first += y, ++s.second.second;
+  }
+  std::vector<train::ParetoPoint> pts;
+  plot::Series all;
+  all.label = "runs";
+  all.line = false;
+  for (const std::string& l : order) {
+    const auto& s = sums[l];
+    const double x = s.first.second ? s.first.first / s.first.second : std::nan("");
+    const double y = s.second.second ? s.second.first / s.second.second : std::nan("");
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      err << fmt::format("plot: note: {} has no {} or no {}; left out\n", l, cost, t.header[mi]);
+      continue;
+    }
+    pts.push_back({x, y});
+    all.x.push_back(x);
+    all.y.push_back(y);
+    all.point_labels.push_back(l);
+  }
+  if (pts.empty()) throw std::runtime_error("plot: " + t.path + ": no row has both " + cost + " and " + t.header[mi]);
+  const std::vector<size_t> front = train::pareto_front(pts);
+  plot::Series f;
+  f.label = "Pareto front";
+  f.markers = true;
+  out << fmt::format("Pareto front ({} lowest for its {}):\n", cost, t.header[mi]);
+  for (size_t i : front) {
+    f.x.push_back(pts[i].cost);
+    f.y.push_back(pts[i].quality);
+    f.point_labels.push_back("");  // the runs' series already labels every point
+    out << fmt::format("  {:<24} {:>14.6g} {:>10.4g}\n", all.point_labels[i], pts[i].cost, pts[i].quality);
+  }
+  // Front points drawn again on top, in the front's colour, with their label.
+  for (size_t k = 0; k < front.size(); ++k) f.point_labels[k] = all.point_labels[front[k]];
+  for (size_t i : front) all.point_labels[i].clear();
+  plot::LinePlot p;
+  p.series = {all, f};
+  p.log_x = o.log_x;
+  p.x_label = cost + (o.log_x ? " (log scale)" : "");
+  p.y_label = t.header[mi];
+  p.title = o.title.empty() ? t.header[mi] + " against " + cost + ": Pareto front" +
+                                  (o.where.empty() ? "" : " (" + where_text(o.where) + ")")
+                            : o.title;
+  p.baseline_y = resolve_baseline(o, o.metric);
+  if (p.baseline_y) p.baseline_label = fmt::format("{} {:.4g}", baseline_name(o), *p.baseline_y);
+  std::string what = "pareto_" + slug(cost);
+  for (const std::string& w : o.where) what += "_" + slug(w);
+  return save_all(p, outputs(o, what), out);
+}
+
 int run_plot(const PlotOptions& o, std::ostream& out, std::ostream& err) {
-  const int modes = !o.heatmap.empty() + !o.line.empty() + o.curves;
-  if (modes != 1) throw std::runtime_error("plot: give exactly one of --heatmap X,Y, --line X or --curves");
+  const int modes = !o.heatmap.empty() + !o.line.empty() + o.curves + !o.pareto.empty();
+  if (modes != 1)
+    throw std::runtime_error("plot: give exactly one of --heatmap X,Y, --line X, --curves or --pareto COST");
   if (o.curves) return run_curves(o, out);
+  if (!o.pareto.empty()) return run_pareto(o, out, err);
   if (!o.heatmap.empty()) return run_heatmap(o, out, err);
   return run_line(o, out, err);
 }
 
 Runner add_plot(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("plot", "Heatmaps, line plots and training curves from sweep CSV files (SVG, PNG)");
+  CLI::App* cmd = app.add_subcommand("plot", "Heatmaps, line plots, training curves and Pareto plots from sweep CSV files (SVG, PNG)");
   auto o = std::make_shared<PlotOptions>();
   cmd->add_option("files", o->files, "results.csv / aggregate.csv of a sweep, or metrics.csv files with --curves")
       ->required();
@@ -388,6 +468,11 @@ Runner add_plot(CLI::App& app) {
   cmd->add_option("--line", o->line, "X: the metric over one column");
   cmd->add_option("--group", o->group, "With --line: one series per value of this column");
   cmd->add_flag("--curves", o->curves, "Training curves of metrics.csv files (one series per file)");
+  cmd->add_option("--pareto", o->pareto,
+                  "COST: the metric against a cost column (energy = energy_step_pj, area = area_um2, or any "
+                  "column), Pareto front marked and labelled");
+  cmd->add_option("--label", o->label, "With --pareto: the column that labels the points (default: the axes)");
+  cmd->add_flag("--log-x", o->log_x, "With --pareto: a logarithmic cost axis");
   CLI::Option* metric = cmd->add_option(
       "--metric", o->metric, "Column to plot (default final_test_acc; with --curves test_acc)");
   cmd->add_option("--x", o->x_column, "With --curves: the x column (epoch or step; default epoch)");

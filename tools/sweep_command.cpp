@@ -29,6 +29,9 @@ Runner add_sweep_command(CLI::App& app) {
   cmd->add_option("--threads", a->o.threads, "CPU threads per run (default: the sweep file's `threads`)");
   cmd->add_flag("--dry-run", a->o.dry_run, "List the runs and check their recipes; train nothing");
   cmd->add_flag("--retry-failed", a->o.retry_failed, "Run again the runs recorded as failed (not the diverged)");
+  cmd->add_option("--cost-model", a->o.cost_model,
+                  "Energy/area table of the cost columns (docs/cost.md; default: Horowitz ISSCC 2014, 45 nm)");
+  cmd->add_flag("--no-cost", [a](int64_t) { a->o.cost = false; }, "Leave the cost columns out of the tables");
   cmd->add_option("--set", a->o.sets, "Set a recipe key in every run, after the sweep's own (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -343,9 +343,13 @@ double entry_pj(const CostModel& m, const CountKey& k, int64_t n) {
 
 Priced price(const CostModel& m, const CostCounts& c, const std::function<bool(const CountKey&)>& keep) {
   Priced p;
-  std::set<std::string> units;
+  std::set<std::string> units, mac_units;
   auto unit_area = [&](const std::string& id, const UnitCost& u) {
     if (units.insert(id).second) p.area_um2 += u.um2;
+  };
+  auto mac_unit_area = [&](const std::string& id, const UnitCost& u) {
+    if (mac_units.insert(id).second) p.mac_area_um2 += u.um2;
+    unit_area(id, u);
   };
   for (const auto& [k, n] : c.entries()) {
     if (keep && !keep(k)) continue;
@@ -353,10 +357,11 @@ Priced price(const CostModel& m, const CostCounts& c, const std::function<bool(c
     switch (k.category) {
       case Category::Mac:
         p.mac += e;
-        unit_area("mul " + k.a + "*" + k.b + " " + k.mode,
-                  k.mode.rfind("lut:", 0) == 0 ? mul_cost(m, k.mode.substr(4), k.mode.substr(4)) * m.approx_mul_factor
-                                               : mul_cost(m, k.a, k.b));
-        unit_area("add " + k.c, add_cost(m, k.c));
+        mac_unit_area("mul " + k.a + "*" + k.b + " " + k.mode,
+                      k.mode.rfind("lut:", 0) == 0
+                          ? mul_cost(m, k.mode.substr(4), k.mode.substr(4)) * m.approx_mul_factor
+                          : mul_cost(m, k.a, k.b));
+        mac_unit_area("add " + k.c, add_cost(m, k.c));
         break;
       case Category::MacMasked: break;
       case Category::Add:

@@ -66,7 +66,8 @@ double bit_cost(const CostModel& m);
 
 struct Priced {
   double mac = 0, add = 0, op = 0, function = 0, memory = 0;  // pJ
-  double area_um2 = 0;  // one unit of each distinct kind the counts use (no memory, no control)
+  double area_um2 = 0;      // one unit of each distinct kind the counts use (no memory, no control)
+  double mac_area_um2 = 0;  // ... of the kinds the multiply-accumulates use (multipliers and accumulators)
   double arithmetic() const { return mac + add + op + function; }
   double total() const { return arithmetic() + memory; }
 };

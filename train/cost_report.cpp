@@ -60,9 +60,10 @@ void layer_rows(std::ostringstream& o, const CostCounts& c, const CostModel& m, 
                    grouped(c.total(Category::Read) + c.total(Category::Meta)), grouped(c.total(Category::Write)),
                    energy_text(p.total()));
   o << fmt::format("energy: MACs {}, sums {}, element-wise {}, functions {}, memory {} ({} per bit at {}); "
-                   "total {}; units {:.0f} um2\n",
+                   "total {}; units {:.0f} um2 (MAC units {:.0f} um2)\n",
                    energy_text(p.mac), energy_text(p.add), energy_text(p.op), energy_text(p.function),
-                   energy_text(p.memory), energy_text(bit_cost(m)), m.operands, energy_text(p.total()), p.area_um2);
+                   energy_text(p.memory), energy_text(bit_cost(m)), m.operands, energy_text(p.total()), p.area_um2,
+                   p.mac_area_um2);
 }
 
 void mac_kinds(std::ostringstream& o, const CostCounts& c, const CostModel& m) {
@@ -156,7 +157,8 @@ std::string cost_csv(const StepCounts& c, const CostModel& m) {
 
 const std::vector<std::string>& cost_column_names() {
   static const std::vector<std::string> names = {"step_macs",      "energy_step_pj", "energy_mac_pj",
-                                                 "energy_mem_pj",  "energy_infer_pj", "area_um2"};
+                                                 "energy_mem_pj",  "energy_infer_pj", "area_um2",
+                                                 "mac_area_um2"};
   return names;
 }
 
@@ -169,6 +171,7 @@ CostColumns cost_columns(const StepCounts& c, const CostModel& m) {
   col.step_memory_pj = p.memory;
   col.inference_pj = price(m, c.inference).total();
   col.area_um2 = p.area_um2;
+  col.mac_area_um2 = p.mac_area_um2;
   return col;
 }
 
@@ -176,7 +179,8 @@ std::vector<std::string> cost_column_values(const std::optional<CostColumns>& c)
   if (!c) return std::vector<std::string>(cost_column_names().size());
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
   return {std::to_string(c->step_macs), num(c->step_pj),       num(c->step_mac_pj),
-          num(c->step_memory_pj),       num(c->inference_pj),  num(c->area_um2)};
+          num(c->step_memory_pj),       num(c->inference_pj),  num(c->area_um2),
+          num(c->mac_area_um2)};
 }
 
 std::string mac_energy_table(const CostModel& m, const std::vector<std::string>& formats) {

@@ -30,6 +30,7 @@ struct CostColumns {
   double step_memory_pj = 0; // ... of its memory traffic
   double inference_pj = 0;   // energy of one inference pass of the same batch
   double area_um2 = 0;       // one unit of each kind the step uses
+  double mac_area_um2 = 0;   // ... of the kinds its multiply-accumulates use
 };
 const std::vector<std::string>& cost_column_names();
 CostColumns cost_columns(const StepCounts& c, const CostModel& m);

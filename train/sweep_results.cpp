@@ -123,10 +123,12 @@ std::optional<double> metric_value(const RunRecord& r, const std::string& metric
 
 std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                         const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
-                        const std::string& runs_dir) {
-  std::string out = header(spec, {"point"},
-                           {"seed", "status", "diverged", "final_train_loss", "final_val_acc", "final_test_acc",
-                            "best_val_acc", "best_test_acc", "wall_s", "steps", "run_dir"});
+                        const std::string& runs_dir, const std::vector<std::optional<CostColumns>>* costs) {
+  std::vector<std::string> cols = {"seed",          "status",        "diverged", "final_train_loss",
+                                   "final_val_acc", "final_test_acc", "best_val_acc", "best_test_acc",
+                                   "wall_s",        "steps",         "run_dir"};
+  if (costs) cols.insert(cols.end(), cost_column_names().begin(), cost_column_names().end());
+  std::string out = header(spec, {"point"}, cols);
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!records[i]) continue;
     const RunRecord& r = *records[i];
@@ -140,13 +142,18 @@ std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& po
                            r.wall_s ? number(*r.wall_s, "{:.2f}") : std::string(),
                            r.steps ? std::to_string(*r.steps) : std::string(),
                            (fs::path(runs_dir) / runs[i].id).string()});
+    if (costs) {
+      const std::vector<std::string> c = cost_column_values((*costs)[runs[i].point]);
+      row.insert(row.end(), c.begin(), c.end());
+    }
     out += csv_row(row);
   }
   return out;
 }
 
 std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records) {
+                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
+                          const std::vector<std::optional<CostColumns>>* costs) {
   const std::vector<std::string> metrics = {"final_val_acc", "final_test_acc", "best_val_acc", "best_test_acc",
                                             "wall_s"};
   std::vector<std::string> cols = {"runs"};
@@ -154,6 +161,7 @@ std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& 
     for (const char* stat : {"mean", "std", "min", "max"}) cols.push_back(std::string(stat) + "_" + m);
   cols.push_back("diverged_runs");
   cols.push_back("failed_runs");
+  if (costs) cols.insert(cols.end(), cost_column_names().begin(), cost_column_names().end());
   std::string out = header(spec, {}, cols);
   for (size_t p = 0; p < points.size(); ++p) {
     int finished = 0, diverged = 0, failed = 0;
@@ -194,6 +202,10 @@ std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& 
       row.insert(row.end(), {fmt::format("{:.3f}", mean), sd, fmt::format("{:.2f}", lo), fmt::format("{:.2f}", hi)});
     }
     row.insert(row.end(), {std::to_string(diverged), std::to_string(failed)});
+    if (costs) {
+      const std::vector<std::string> c = cost_column_values((*costs)[p]);
+      row.insert(row.end(), c.begin(), c.end());
+    }
     out += csv_row(row);
   }
   return out;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "train/cost_report.h"
 #include "train/sweep.h"
 
 namespace emu::train {
@@ -44,10 +45,14 @@ const std::vector<std::string>& metric_names();
 // The tables for the runs finished so far (records[i] belongs to runs[i]).
 // results.csv: one row per finished run, in run order; aggregate.csv: one row
 // per point with a finished run (mean, sample std, min and max over seeds).
+// With `costs` (one per point, docs/cost.md), both tables end in the cost
+// columns (cost_column_names(); empty where a point's cost is unknown).
 std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                         const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
-                        const std::string& runs_dir);
+                        const std::string& runs_dir,
+                        const std::vector<std::optional<CostColumns>>* costs = nullptr);
 std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records);
+                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
+                          const std::vector<std::optional<CostColumns>>* costs = nullptr);
 
 }  // namespace emu::train

@@ -20,6 +20,7 @@
 
 #include "train/atomic_file.h"
 #include "train/recipe.h"
+#include "train/sweep_cost.h"
 
 namespace emu::train {
 namespace fs = std::filesystem;
@@ -291,9 +292,13 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   }
   const std::string results = (fs::path(out) / "results.csv").string();
   const std::string aggregate = (fs::path(out) / "aggregate.csv").string();
+  // Counts depend on the point, not the seed or the training: one counted step per point.
+  std::vector<std::optional<CostColumns>> costs;
+  if (options.cost) costs = sweep_point_costs(s, points, runs, out, options.cost_model, log);
+  const std::vector<std::optional<CostColumns>>* cost_ptr = options.cost ? &costs : nullptr;
   auto write_tables = [&]() {
-    write_file_atomic(results, results_csv(s, points, runs, records, ro.runs_dir));
-    write_file_atomic(aggregate, aggregate_csv(s, points, runs, records));
+    write_file_atomic(results, results_csv(s, points, runs, records, ro.runs_dir, cost_ptr));
+    write_file_atomic(aggregate, aggregate_csv(s, points, runs, records, cost_ptr));
   };
   write_tables();
   log << fmt::format("sweep {}: {} points x {} seeds = {} runs, {} finished before; {} at once, {} threads each; "

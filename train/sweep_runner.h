@@ -58,6 +58,11 @@ struct SweepOptions {
   std::vector<std::string> sets;    // extra --set for every run, after the sweep's own
   std::string exe = "/proc/self/exe";
   std::ostream* log = nullptr;      // progress lines (default std::cout)
+  // The cost columns of results.csv and aggregate.csv (docs/cost.md): each point's
+  // training step counted once (cached in <out>/cost/<point>.csv) and priced with
+  // this table ("" = the default Horowitz table); false leaves the columns out.
+  bool cost = true;
+  std::string cost_model;
 };
 
 // Checks every run's recipe, then runs the runs not yet finished, rewriting
