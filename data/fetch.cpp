@@ -274,7 +274,8 @@ DatasetCheck fetch_dataset(const CatalogEntry& entry, const std::string& folder,
       if (!s.file->sha256.empty()) {
         if (sha != s.file->sha256)
           throw std::runtime_error(s.where + ": SHA-256 " + sha + " of " + s.file->path + " differs from the pinned " +
-                                   s.file->sha256 + " (damaged, or another version of the dataset); nothing was kept");
+                                   s.file->sha256 + " (damaged, or another version of the dataset); nothing was kept: "
+                                   "try again, or --from a copy of the original");
         continue;
       }
       if (!s.from_archive && s.file->lines >= 0) {
@@ -282,7 +283,7 @@ DatasetCheck fetch_dataset(const CatalogEntry& entry, const std::string& folder,
         if (lines != s.file->lines)
           throw std::runtime_error(s.where + ": " + std::to_string(lines) + " lines, expected " +
                                    std::to_string(s.file->lines) + " for " + s.file->path +
-                                   " (not the expected file); nothing was kept");
+                                   " (not the expected file); nothing was kept: check the address, or --from a copy");
       }
       records[s.file->path] = sha;
     }
