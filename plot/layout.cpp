@@ -3,6 +3,7 @@
 #include "plot/layout.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -168,6 +169,7 @@ struct LegendEntry {
   Rgb color;
   bool dashed = false;
   bool box = false;  // a filled square (bars) instead of a line sample
+  bool dot = false;  // a marker (scatter series) instead of a line sample
 };
 
 double legend_width(const std::vector<LegendEntry>& entries) {
@@ -186,6 +188,8 @@ void draw_legend(Figure& f, double x, double y, const std::vector<LegendEntry>& 
     const double cy = y + 6 + row * (i + 0.5);
     if (entries[i].box)
       fill_rect(f, x + 10, cy - 7, 22, 14, entries[i].color);
+    else if (entries[i].dot)
+      add(f, DotPrim{x + 21, cy, 5, entries[i].color});
     else
       line(f, x + 8, cy, x + 34, cy, entries[i].color, 3, entries[i].dashed);
     text(f, x + 42, cy, entries[i].label, kLabelScale, Anchor::Start);
@@ -284,7 +288,8 @@ Figure layout(const LinePlot& plot) {
 
   std::vector<LegendEntry> legend;
   for (size_t i = 0; i < plot.series.size(); ++i)
-    if (!plot.series[i].label.empty()) legend.push_back({plot.series[i].label, series_colour(i)});
+    if (!plot.series[i].label.empty())
+      legend.push_back({plot.series[i].label, series_colour(i), false, false, !plot.series[i].line});
   if (plot.baseline_y)
     legend.push_back({plot.baseline_label.empty() ? "baseline" : plot.baseline_label, kBaselineLine, true});
 
@@ -345,11 +350,34 @@ Figure layout(const LinePlot& plot) {
         const double a = px(s.x[k]), b = py(s.y[k]);
         if (std::isfinite(a) && std::isfinite(b)) add(f, DotPrim{a, b, 4, series_colour(i)});
       }
-    // Point labels up and to the right of their point, in the series' colour.
+  }
+  // Point labels in their series' colour, each at the first place around its point
+  // (right or left, then further up or down) where it overlaps no label placed
+  // before and stays inside the plot box: close points stay readable.
+  std::vector<std::array<double, 4>> placed;  // x0, y0, x1, y1 of the labels drawn
+  const double th = text_cap_height(kTickScale) + 4;
+  for (size_t i = 0; i < plot.series.size(); ++i) {
+    const Series& s = plot.series[i];
     for (size_t k = 0; k < s.point_labels.size() && k < s.x.size(); ++k) {
       const double a = px(s.x[k]), b = py(s.y[k]);
-      if (std::isfinite(a) && std::isfinite(b) && !s.point_labels[k].empty())
-        text(f, a + 7, b - 10, s.point_labels[k], kTickScale, Anchor::Start, series_colour(i), false, "point label");
+      const std::string& label = s.point_labels[k];
+      if (!std::isfinite(a) || !std::isfinite(b) || label.empty()) continue;
+      const double w = text_width(label, kTickScale);
+      double best_x = a + 7, best_y = b - 10;
+      for (int step = 0; step < 24; ++step) {
+        const double dy = (step / 4) * (th + 2) * ((step / 2) % 2 ? 1 : -1) + ((step / 2) % 2 ? 10 : -10);
+        const bool r = step % 2 == 0;
+        const double lx = r ? a + 7 : a - 7 - w, ly = b + dy;
+        bool free = lx >= x0 && lx + w <= x1 && ly - th / 2 >= y0 && ly + th / 2 <= y1;
+        for (const auto& p : placed)
+          free = free && (lx + w < p[0] || lx > p[2] || ly + th / 2 < p[1] || ly - th / 2 > p[3]);
+        if (free) {
+          best_x = lx, best_y = ly;
+          break;
+        }
+      }
+      placed.push_back({best_x, best_y - th / 2, best_x + w, best_y + th / 2});
+      text(f, best_x, best_y, label, kTickScale, Anchor::Start, series_colour(i), false, "point label");
     }
   }
   draw_legend(f, x1 + 16, y0, legend);

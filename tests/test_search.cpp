@@ -85,3 +85,32 @@ TEST_CASE("search: threshold, diverged runs and a start that fails", "[search]")
   CHECK(evaluated(none) == Visits{{6, 10}});
   CHECK(none.smallest.empty());
 }
+
+TEST_CASE("search --minimize energy: candidates trained in ascending energy until one passes", "[search]") {
+  // Energies and accuracies by hand; baseline 90, threshold 1: pass at >= 89.
+  const std::vector<EnergyCandidate> c = {
+      {"e5m10", "ieee", 5, 10, 40.0},   // 0: passes, but dearer than 2
+      {"e4m3", "ieee", 4, 3, 10.0},     // 1: cheapest, fails
+      {"e5m7", "ieee", 5, 7, 30.0},     // 2: passes: the answer
+      {"e3m2", "ieee", 3, 2, 20.0},     // 3: narrower than the failed e4m3 in both widths: skipped
+      {"fixed8_4", "fixed", 8, 4, 15.0},  // 4: another family: trained, diverges
+  };
+  const std::vector<double> acc = {89.5, 70.0, 89.0, 95.0 /* never asked */, NAN};
+  std::vector<size_t> trained;
+  EnergySearchResult r = search_min_energy(c, 90.0, 1.0, [&](size_t i) {
+    trained.push_back(i);
+    return acc[i];
+  });
+  CHECK(trained == std::vector<size_t>{1, 4, 2});
+  REQUIRE(r.found);
+  CHECK(r.best == 2);
+  REQUIRE(r.visits.size() == 4);  // e4m3, fixed8_4, e3m2 (skipped), e5m7
+  CHECK(r.visits[2].candidate == 3);
+  CHECK(r.visits[2].skipped);
+  CHECK_FALSE(r.visits[1].pass);  // a diverged run fails
+  CHECK(r.visits[3].pass);
+  // Nothing passes: every candidate is visited, none found.
+  EnergySearchResult none = search_min_energy(c, 99.0, 1.0, [&](size_t i) { return acc[i]; });
+  CHECK_FALSE(none.found);
+  CHECK(none.visits.size() == c.size());
+}

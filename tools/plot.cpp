@@ -39,6 +39,7 @@ struct PlotOptions {
   std::string heatmap, line, group, metric = "final_test_acc", x_column = "epoch", title;
   std::string pareto, label;
   bool curves = false, metric_given = false, log_x = false;
+  std::optional<double> min_metric;
   std::vector<std::string> where, out;
   std::optional<double> baseline;
   std::string baseline_from;
@@ -414,6 +415,11 @@ int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
       err << fmt::format("plot: note: {} has no {} or no {}; left out\n", l, cost, t.header[mi]);
       continue;
     }
+    // Points at the same place share one marker and one label ("fp32 a, fp32 b").
+    bool merged = false;
+    for (size_t k = 0; k < pts.size() && !merged; ++k)
+      if (pts[k].cost == x && pts[k].quality == y) all.point_labels[k] += ", " + l, merged = true;
+    if (merged) continue;
     pts.push_back({x, y});
     all.x.push_back(x);
     all.y.push_back(y);
@@ -434,6 +440,22 @@ int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
   // Front points drawn again on top, in the front's colour, with their label.
   for (size_t k = 0; k < front.size(); ++k) f.point_labels[k] = all.point_labels[front[k]];
   for (size_t i : front) all.point_labels[i].clear();
+  // --min-metric: points below it (runs that did not learn) are left out of the
+  // drawing so the others spread over the axis; the front was taken over all.
+  if (o.min_metric) {
+    plot::Series kept = all;
+    kept.x.clear(), kept.y.clear(), kept.point_labels.clear();
+    for (size_t k = 0; k < all.x.size(); ++k) {
+      if (all.y[k] < *o.min_metric) {
+        err << fmt::format("plot: note: {} ({} {:.4g}) is below --min-metric {:.4g}; not drawn\n",
+                           all.point_labels[k].empty() ? std::string("a front point") : all.point_labels[k],
+                           t.header[mi], all.y[k], *o.min_metric);
+        continue;
+      }
+      kept.x.push_back(all.x[k]), kept.y.push_back(all.y[k]), kept.point_labels.push_back(all.point_labels[k]);
+    }
+    all = kept;
+  }
   plot::LinePlot p;
   p.series = {all, f};
   p.log_x = o.log_x;
@@ -473,6 +495,8 @@ Runner add_plot(CLI::App& app) {
                   "column), Pareto front marked and labelled");
   cmd->add_option("--label", o->label, "With --pareto: the column that labels the points (default: the axes)");
   cmd->add_flag("--log-x", o->log_x, "With --pareto: a logarithmic cost axis");
+  cmd->add_option("--min-metric", o->min_metric,
+                  "With --pareto: leave points whose metric is below this out of the drawing (noted)");
   CLI::Option* metric = cmd->add_option(
       "--metric", o->metric, "Column to plot (default final_test_acc; with --curves test_acc)");
   cmd->add_option("--x", o->x_column, "With --curves: the x column (epoch or step; default epoch)");

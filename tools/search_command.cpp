@@ -6,6 +6,12 @@
 //   emutrain search RECIPE [--threshold 1.0] [--metric final_test_acc] [--start e8m23] [--out DIR]
 //                   [--jobs J] [--threads T] [--set K=V]... [--key numerics.default.format]
 //                   [--template e{exp}m{man}] [--baseline fp32] [--min-exp 2] [--min-man 1]
+//                   [--minimize bits|energy] [--candidates fp16,bf16,e5m2,fixed16_8] [--cost-model FILE]
+//
+// --minimize energy: the cheapest candidate (energy of one training step,
+// docs/cost.md) within the threshold, candidates trained in ascending energy
+// (train/format_search.h search_min_energy); the candidates are --candidates or
+// every eXmY of the template between the minimum and the start widths.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -17,6 +23,8 @@
 #include "numerics/format_spec.h"
 #include "tools/commands.h"
 #include "train/atomic_file.h"
+#include "train/cost_report.h"
+#include "train/cost_step.h"
 #include "train/format_search.h"
 #include "train/recipe.h"
 #include "train/sweep_runner.h"
@@ -31,6 +39,7 @@ struct SearchArgs {
   double threshold = 1.0;
   int jobs = 2, threads = 0, min_exp = 2, min_man = 1;
   std::vector<std::string> sets;
+  std::string minimize = "bits", candidates, cost_model;
 };
 
 std::string safe(const std::string& s) {
@@ -123,11 +132,87 @@ class Search {
       runs.push_back(run);
       records.push_back(r);
     }
+    std::vector<std::optional<train::CostColumns>> costs;
+    for (const auto& [id, r] : order_) {
+      auto it = costs_.find(id);
+      costs.push_back(it == costs_.end() ? std::nullopt : std::optional<train::CostColumns>(it->second));
+    }
     train::write_file_atomic((fs::path(out_) / "results.csv").string(),
-                             train::results_csv(spec_, points, runs, records, ro_.runs_dir));
+                             train::results_csv(spec_, points, runs, records, ro_.runs_dir,
+                                                costs_.empty() ? nullptr : &costs));
+  }
+
+  // --minimize energy: count every candidate's step, then train in ascending energy.
+  int run_energy() {
+    const train::CostModel model =
+        a_.cost_model.empty() ? train::default_cost_model() : train::load_cost_model(a_.cost_model);
+    std::vector<std::string> formats;
+    if (!a_.candidates.empty()) {
+      std::string item;
+      for (size_t i = 0; i <= a_.candidates.size(); ++i) {
+        if (i == a_.candidates.size() || a_.candidates[i] == ',') {
+          if (!item.empty()) formats.push_back(item);
+          item.clear();
+        } else {
+          item += a_.candidates[i];
+        }
+      }
+    } else {
+      const Format start = parse_format(a_.start);
+      for (int e = a_.min_exp; e <= start.exp_bits; ++e)
+        for (int m = a_.min_man; m <= start.man_bits; ++m) formats.push_back(format_of(e, m));
+    }
+    std::cout << fmt::format("search: the cheapest of {} candidates (energy of one training step, {}) with {} "
+                             "within {} of the {} baseline; out {}\n",
+                             formats.size(), model.name, a_.metric, a_.threshold, a_.baseline, out_)
+              << std::flush;
+    std::vector<train::EnergyCandidate> cands;
+    for (const std::string& f : formats) {
+      const Format parsed = parse_format(f);  // an unknown format is an error naming it
+      train::EnergyCandidate c;
+      c.format = f;
+      if (parsed.family == Family::Ieee && !is_block(parsed)) c.family = "ieee", c.width1 = parsed.exp_bits, c.width2 = parsed.man_bits;
+      else if (parsed.family == Family::Fixed) c.family = "fixed", c.width1 = parsed.nbits, c.width2 = parsed.frac_bits;
+      else c.family = format_name(parsed);
+      const train::StepCounts counts = train::count_recipe(train::load_recipe(a_.recipe, with_format(f)));
+      const train::CostColumns col = train::cost_columns(counts, model);
+      c.energy = col.step_pj;
+      costs_["format=" + safe(format_name(parsed))] = col;
+      cands.push_back(c);
+    }
+    {
+      const Format b = parse_format(a_.baseline);
+      costs_["format=" + safe(format_name(b))] =
+          train::cost_columns(train::count_recipe(train::load_recipe(a_.recipe, with_format(a_.baseline))), model);
+    }
+    const double baseline = evaluate({a_.baseline})[0];
+    const double base_pj = costs_["format=" + safe(format_name(parse_format(a_.baseline)))].step_pj;
+    std::cout << fmt::format("  {:<14} {:>8}  {:>12.4g} pJ  baseline\n", a_.baseline, show(baseline), base_pj)
+              << std::flush;
+    if (std::isnan(baseline)) throw std::runtime_error("the baseline run did not finish (see its output.log)");
+    train::EnergySearchResult res = train::search_min_energy(
+        cands, baseline, a_.threshold, [&](size_t i) { return evaluate({cands[i].format})[0]; },
+        [&](const train::EnergyVisit& v) {
+          const train::EnergyCandidate& c = cands[v.candidate];
+          std::cout << fmt::format("  {:<14} {:>8}  {:>12.4g} pJ  {}\n", c.format, v.skipped ? "-" : show(v.metric),
+                                   c.energy, v.skipped ? "skipped (a wider one failed)" : v.pass ? "pass" : "FAIL")
+                    << std::flush;
+        });
+    if (!res.found) {
+      std::cout << "no candidate passes\n";
+      return 0;
+    }
+    const train::EnergyCandidate& best = cands[res.best];
+    std::cout << fmt::format("cheapest passing format: {} ({:.4g} pJ per training step, {:.1f}% of {}'s); results in "
+                             "{}\n",
+                             best.format, best.energy, 100 * best.energy / base_pj, a_.baseline,
+                             (fs::path(out_) / "results.csv").string());
+    return 0;
   }
 
   int run() {
+    if (a_.minimize == "energy") return run_energy();
+    if (a_.minimize != "bits") throw std::runtime_error("--minimize " + a_.minimize + ": want bits or energy");
     const Format start = parse_format(a_.start);
     if (start.family != Family::Ieee || is_block(start))
       throw std::runtime_error(fmt::format("--start {}: want a floating-point format eXmY", a_.start));
@@ -190,6 +275,7 @@ class Search {
   std::map<std::string, size_t> seen_;
   std::vector<std::pair<std::string, train::RunRecord>> order_;
   std::string last_id_;
+  std::map<std::string, train::CostColumns> costs_;  // by run id (--minimize energy)
 };
 
 Runner add_search_command(CLI::App& app) {
@@ -212,6 +298,11 @@ Runner add_search_command(CLI::App& app) {
   cmd->add_option("--baseline", a->baseline, "The baseline format (default fp32)");
   cmd->add_option("--min-exp", a->min_exp, "The narrowest exponent width (default 2)");
   cmd->add_option("--min-man", a->min_man, "The narrowest mantissa width (default 1)");
+  cmd->add_option("--minimize", a->minimize,
+                  "bits (default: the width search) or energy (the cheapest passing format, docs/cost.md)");
+  cmd->add_option("--candidates", a->candidates,
+                  "With --minimize energy: the formats to consider, comma-separated (default: the eXmY grid)");
+  cmd->add_option("--cost-model", a->cost_model, "With --minimize energy: the energy table (docs/cost.md)");
   return [a]() -> int { return Search(*a).run(); };
 }
 

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace emu::train {
@@ -65,6 +67,37 @@ FormatSearchResult search_formats(const FormatSearchOptions& o, double baseline,
     if (pass_of(v)) best_bits = std::min(best_bits, 1 + em.first + em.second);
   for (const auto& [em, v] : cache)
     if (pass_of(v) && 1 + em.first + em.second == best_bits) res.smallest.push_back(em);
+  return res;
+}
+
+EnergySearchResult search_min_energy(const std::vector<EnergyCandidate>& c, double baseline, double threshold,
+                                     const std::function<double(size_t)>& metric,
+                                     const std::function<void(const EnergyVisit&)>& on_visit) {
+  std::vector<size_t> order(c.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a].energy < c[b].energy; });
+  EnergySearchResult res;
+  std::vector<size_t> failed;
+  for (size_t i : order) {
+    EnergyVisit v;
+    v.candidate = i;
+    for (size_t f : failed)
+      if (c[f].family == c[i].family && c[i].width1 <= c[f].width1 && c[i].width2 <= c[f].width2) v.skipped = true;
+    if (v.skipped) {
+      v.metric = NAN;
+    } else {
+      v.metric = metric(i);
+      v.pass = !std::isnan(v.metric) && v.metric >= baseline - threshold;
+      if (!v.pass) failed.push_back(i);
+    }
+    res.visits.push_back(v);
+    if (on_visit) on_visit(v);
+    if (v.pass) {
+      res.found = true;
+      res.best = i;
+      break;
+    }
+  }
   return res;
 }
 

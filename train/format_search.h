@@ -54,4 +54,33 @@ FormatSearchResult search_formats(const FormatSearchOptions& options, double bas
                                   const std::function<double(int exp, int man)>& metric,
                                   const std::function<void(const SearchVisit&)>& on_visit = {});
 
+// The cheapest format within `threshold` of the baseline (`emutrain search
+// --minimize energy`, docs/studies.md): the energies are known before any
+// training (a counted step, docs/cost.md), so the candidates are trained in
+// ascending energy until one passes: that one is the cheapest passing
+// candidate, with no assumption on how accuracy varies. To train fewer, a
+// candidate is skipped when a failed candidate of the same family is at least as
+// wide in both widths (the monotonicity the width search assumes too).
+struct EnergyCandidate {
+  std::string format;
+  std::string family;  // candidates are compared for skipping within one family
+  int width1 = 0, width2 = 0;  // eXmY: exponent and mantissa widths; fixed<w>_<f>: w and f
+  double energy = 0;   // pJ of one training step
+};
+struct EnergyVisit {
+  size_t candidate = 0;
+  double metric = 0;  // NaN: diverged or failed
+  bool pass = false;
+  bool skipped = false;  // not trained: a failed candidate dominates it
+};
+struct EnergySearchResult {
+  std::vector<EnergyVisit> visits;  // in ascending energy, up to the first pass
+  bool found = false;
+  size_t best = 0;  // the cheapest passing candidate
+};
+// `metric(i)` trains candidate i and gives its metric (NaN when it diverged or failed).
+EnergySearchResult search_min_energy(const std::vector<EnergyCandidate>& candidates, double baseline,
+                                     double threshold, const std::function<double(size_t)>& metric,
+                                     const std::function<void(const EnergyVisit&)>& on_visit = {});
+
 }  // namespace emu::train
