@@ -354,8 +354,14 @@ Figure layout(const LinePlot& plot) {
   // Point labels in their series' colour, each at the first place around its point
   // (right or left, then further up or down) where it overlaps no label placed
   // before and stays inside the plot box: close points stay readable.
-  std::vector<std::array<double, 4>> placed;  // x0, y0, x1, y1 of the labels drawn
+  std::vector<std::array<double, 4>> placed;  // x0, y0, x1, y1 of the labels drawn, and of every marker
   const double th = text_cap_height(kTickScale) + 4;
+  for (const Series& s : plot.series)
+    if (!s.point_labels.empty())
+      for (size_t k = 0; k < s.x.size(); ++k) {
+        const double a = px(s.x[k]), b = py(s.y[k]);
+        if (std::isfinite(a) && std::isfinite(b)) placed.push_back({a - 7, b - 7, a + 7, b + 7});
+      }
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const Series& s = plot.series[i];
     for (size_t k = 0; k < s.point_labels.size() && k < s.x.size(); ++k) {
@@ -364,6 +370,7 @@ Figure layout(const LinePlot& plot) {
       if (!std::isfinite(a) || !std::isfinite(b) || label.empty()) continue;
       const double w = text_width(label, kTickScale);
       double best_x = a + 7, best_y = b - 10;
+      int best_step = 0;
       for (int step = 0; step < 24; ++step) {
         const double dy = (step / 4) * (th + 2) * ((step / 2) % 2 ? 1 : -1) + ((step / 2) % 2 ? 10 : -10);
         const bool r = step % 2 == 0;
@@ -372,11 +379,16 @@ Figure layout(const LinePlot& plot) {
         for (const auto& p : placed)
           free = free && (lx + w < p[0] || lx > p[2] || ly + th / 2 < p[1] || ly - th / 2 > p[3]);
         if (free) {
-          best_x = lx, best_y = ly;
+          best_x = lx, best_y = ly, best_step = step;
           break;
         }
       }
       placed.push_back({best_x, best_y - th / 2, best_x + w, best_y + th / 2});
+      // A label moved off its first places gets a thin leader to its point.
+      if (best_step >= 2) {
+        const bool left = best_x + w < a;
+        line(f, a, b, left ? best_x + w + 2 : best_x - 2, best_y, {150, 150, 150}, 1, false);
+      }
       text(f, best_x, best_y, label, kTickScale, Anchor::Start, series_colour(i), false, "point label");
     }
   }
