@@ -8,9 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <type_traits>
 
 #include "core/csr.h"
 #include "core/numerics_policy.h"
+#include "layers/gru.h"
+#include "layers/lstm.h"
+#include "layers/shape_ops.h"
 #include "models/registry.h"
 #include "optim/sgd.h"
 #include "train/cost_model.h"
@@ -48,7 +52,7 @@ StepCounts count_lenet(const NumericsPolicy& policy) {
   o.momentum = 0.9f;
   o.weight_decay = 5e-4f;
   SGD sgd(m->named_parameters(), o);
-  return count_step(*m, one_image(), &sgd, 1);
+  return count_step(*m, one_image(), &sgd);
 }
 
 int64_t macs(const CostCounts& c, const std::string& layer, Phase p) { return c.layer_total(layer, Category::Mac, p); }
@@ -184,7 +188,7 @@ TEST_CASE("cost: GCN counts follow the graph's stored entries", "[cost]") {
                               {{"features", 3}, {"classes", 2}});
   m->initialize(0);
   m->apply_numerics(NumericsPolicy());
-  const StepCounts s = count_step(*m, b, nullptr, 0);
+  const StepCounts s = count_step(*m, b, nullptr);
   const int64_t nnz_x = 5, nnz_a = 6 + 4;  // gcn_normalize adds the 4 self-loops
   // conv1: x W^T over x's stored entries (nnz_x * hidden), then Â h (nnz_a * hidden).
   CHECK(macs(s.step, "conv1", Phase::Forward) == nnz_x * 2 + nnz_a * 2);
@@ -276,4 +280,65 @@ TEST_CASE("pareto front: the points no other beats in both cost and quality", "[
   const std::vector<ParetoPoint> pts = {{1, 80}, {2, 80}, {3, 82}, {4, 81}, {5, 86}, {5, 84}, {0.5, std::nan("")}};
   CHECK(pareto_front(pts) == std::vector<size_t>{0, 2, 4});
   CHECK(pareto_front({}).empty());
+}
+
+namespace {
+
+// A recurrent layer whose (N*T, H) outputs are the logits: enough to count one
+// layer's forward and backward (docs/layers_recurrent.md).
+template <class Rnn>
+class TinyRecurrent : public models::Model {
+ public:
+  TinyRecurrent() { rnn = register_module("rnn", std::make_shared<Rnn>(4, 5)); }
+  models::Prediction predict(const data::Batch& b, const std::string&) override {
+    Tensor y;  // (N, T, H)
+    if constexpr (std::is_same_v<Rnn, LSTM>) y = rnn->forward(b.at("x"), Tensor(), Tensor(), b.at("lengths")).output;
+    else y = rnn->forward(b.at("x"), Tensor(), b.at("lengths")).output;
+    return {reshape(y, {y.dim(0) * y.dim(1), y.dim(2)}), b.at("y")};
+  }
+  std::shared_ptr<Rnn> rnn;
+};
+
+// 2 sequences of lengths 3 and 2 (T = 3): 5 valid steps.
+data::Batch sequences() {
+  data::Batch b;
+  std::vector<float> x(2 * 3 * 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) / 7.0f - 0.4f;
+  b.tensors["x"] = Tensor::from_vector({2, 3, 4}, x);
+  b.tensors["lengths"] = Tensor::from_vector({2}, {3, 2});
+  b.tensors["y"] = Tensor::from_vector({6}, {0, 1, 2, 3, 4, -1});
+  b.size = 2;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("cost: LSTM and GRU count their valid steps' reductions", "[cost]") {
+  const int64_t V = 5, I = 4, H = 5;
+  {
+    TinyRecurrent<LSTM> m;
+    m.initialize(0);
+    m.apply_numerics(NumericsPolicy());
+    const StepCounts s = count_step(m, sequences(), nullptr);
+    CHECK(s.step.uncounted.empty());
+    // Forward: per valid step 4H gate reductions over I + H terms; 3H sigmoids, 2H tanhs.
+    CHECK(macs(s.step, "rnn", Phase::Forward) == V * 4 * H * (I + H));
+    CHECK(s.step.sum([](const CountKey& k) {
+      return k.layer == "rnn" && k.category == Category::Function && k.mode == "sigmoid";
+    }) == V * 3 * H);
+    // Backward: dh_{t-1} over 4H gate units per valid step; dw_ih and dw_hh one term
+    // per valid row (the input needs no gradient: no dx).
+    CHECK(macs(s.step, "rnn", Phase::Backward) == V * H * 4 * H + 4 * H * I * V + 4 * H * H * V);
+    // The op has one bias (4H; the layer hands its gradient to b_ih and b_hh): a sum over the valid rows.
+    CHECK(s.step.layer_total("rnn", Category::Add, Phase::Backward) == 4 * H * V);
+  }
+  {
+    TinyRecurrent<GRU> m;
+    m.initialize(0);
+    m.apply_numerics(NumericsPolicy());
+    const StepCounts s = count_step(m, sequences(), nullptr);
+    CHECK(s.step.uncounted.empty());
+    CHECK(macs(s.step, "rnn", Phase::Forward) == V * 3 * H * (I + H));
+    CHECK(macs(s.step, "rnn", Phase::Backward) == V * H * 3 * H + 3 * H * I * V + 3 * H * H * V);
+  }
 }

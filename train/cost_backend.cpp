@@ -7,6 +7,7 @@
 
 #include "core/sparsity.h"
 #include "layers/layer_io.h"
+#include "layers/recurrent_common.h"
 #include "numerics/format_spec.h"
 
 namespace emu::train {
@@ -18,6 +19,8 @@ namespace {
 constexpr uint32_t kMaxStage = 16;
 // Stages whose read keys get an N:M mask key (sparse_matmul uses stages 0 and 1).
 constexpr uint32_t kMaskStages = 4;
+// Stacked recurrent layers a model may have (layers/recurrent_common.h keys each).
+constexpr int kMaxRecurrentLayers = 8;
 
 std::string layer_label(const std::string& path) { return path.empty() ? "(model)" : path; }
 
@@ -34,18 +37,26 @@ CountingBackend::CountingBackend(Backend& inner, const Module& model, CostCounts
   for (const auto& [path, m] : model.named_modules()) modules_.push_back({m.get(), m->path()});
 }
 
-void CountingBackend::begin_step(uint64_t seed, uint64_t step) {
+void CountingBackend::begin_step() {
   streams_.clear();
   masks_.clear();
+  // The keys each layer computes for this step (its context's seed and step), as
+  // layers/layer_io.h and layers/recurrent_common.h compute them.
+  auto add = [&](const Module* m, const std::string& path, DrawSite site, DrawKey k) {
+    streams_[k.stream] = Who{m, layer_label(path), site, 0};
+    // Random N:M scores draw from the read key's mask stream (core/sparsity.h).
+    if (site == DrawSite::ReadWeights || site == DrawSite::ReadGrad || site == DrawSite::ReadInput)
+      for (uint32_t st = 0; st < kMaskStages; ++st)
+        streams_[mask_key(DrawKey{k.seed, k.stream + st}).stream] = Who{m, layer_label(path), site, st};
+  };
   for (const auto& [m, path] : modules_) {
     for (uint32_t s = static_cast<uint32_t>(DrawSite::Forward); s <= static_cast<uint32_t>(DrawSite::ReadBias); ++s) {
       const DrawSite site = static_cast<DrawSite>(s);
-      const DrawKey k = layer_draw_key(seed, path, site, step);
-      streams_[k.stream] = Who{m, layer_label(path), site, 0};
-      // Random N:M scores draw from the read key's mask stream (core/sparsity.h).
-      if (site == DrawSite::ReadWeights || site == DrawSite::ReadGrad || site == DrawSite::ReadInput)
-        for (uint32_t st = 0; st < kMaskStages; ++st)
-          streams_[mask_key(DrawKey{k.seed, k.stream + st}).stream] = Who{m, layer_label(path), site, st};
+      add(m, path, site, draw_key(*m, site));
+      // Recurrent layers key each (layer, direction) apart; direction 2 is the
+      // dropout between layers.
+      for (int layer = 0; layer < kMaxRecurrentLayers; ++layer)
+        for (int dir = 0; dir < 3; ++dir) add(m, path, site, recurrent_key(*m, site, layer, dir));
     }
   }
 }

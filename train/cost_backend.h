@@ -38,9 +38,11 @@ class CountingBackend final : public Backend {
   Device device() const override { return inner_.device(); }
   bool supports(Op op, Family family) const override { return inner_.supports(op, family); }
 
-  // The phase the following ops belong to, and the step whose draw keys name the layers.
+  // The phase the following ops belong to.
   void set_phase(Phase p) { phase_ = p; }
-  void begin_step(uint64_t seed, uint64_t step);
+  // Call after setting the model's step (RunContext): the layers' draw keys of
+  // this step, which name the layers, are computed from their contexts.
+  void begin_step();
 
 #define EMU_COST_DECLARE_OP(name, params, args) void name params override;
   EMU_BACKEND_OPS(EMU_COST_DECLARE_OP)

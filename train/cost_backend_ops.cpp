@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/sparsity.h"
+#include "numerics/recurrent_cells.h"
 #include "train/cost_backend.h"
 
 namespace emu::train {
@@ -566,6 +567,218 @@ struct CostOps {
     c.read(w, Role::Grads, n);
     c.read(w, Role::Activations, n);
     if (gx) c.write(w, gx->numel());
+  }
+
+  // --- layer norm (core/backend_ops_attention.h), rows of D ---
+  static void count(CountingBackend& c, OpTag<Op::layer_norm_forward>, const MacPolicy& p, float, const Tensor& x,
+                    const Tensor* gamma, const Tensor* beta, const Tensor& y, const Tensor&, const Tensor&,
+                    DrawKey key) {
+    const Who w = c.who(key);
+    const int64_t n = x.numel(), rows = n / x.dim(-1);
+    c.sum(w, p, n);                                           // sum1
+    c.op(w, "div", p.out, 2 * rows);                          // mean, var
+    c.op(w, "add", p.out, n + rows + (beta ? n : 0));         // d = x - mean, var + eps, + beta
+    c.mac(w, p, Role::Activations, Role::Activations, n, 0);  // sum2 of d*d
+    c.function(w, "rsqrt", "exact", p.out, rows);
+    c.op(w, "mul", p.out, n * (gamma ? 2 : 1));               // xhat, * gamma
+    c.read(w, Role::Activations, n);
+    c.read(w, Role::Weights, (gamma ? gamma->numel() : 0) + (beta ? beta->numel() : 0));
+    c.write(w, 2 * y.numel());  // y and xhat
+  }
+  static void count(CountingBackend& c, OpTag<Op::layer_norm_backward>, const MacPolicy& p, const Tensor& gy,
+                    const Tensor&, const Tensor&, const Tensor* gamma, Tensor* gx, Tensor* ggamma, Tensor* gbeta,
+                    DrawKey key) {
+    const Who w = c.who(key);
+    const int64_t n = gy.numel(), D = gy.dim(-1), rows = n / D;
+    if (gamma) c.op(w, "mul", p.out, n);  // gh
+    if (gx) {
+      c.sum(w, p, n);                                     // sg
+      c.mac(w, p, Role::Grads, Role::Activations, n, 0);  // sgx
+      c.op(w, "div", p.out, 2 * rows);
+      c.op(w, "add", p.out, 2 * n);
+      c.op(w, "mul", p.out, 2 * n);
+      c.write(w, gx->numel());
+    }
+    if (ggamma) c.mac(w, p, Role::Grads, Role::Activations, n, 0), c.write(w, ggamma->numel());
+    if (gbeta) c.sum(w, p, n), c.write(w, gbeta->numel());
+    c.read(w, Role::Grads, n);
+    c.read(w, Role::Activations, n);
+  }
+
+  // --- attention softmax: only unmasked positions take part (a masked one is a fixed zero) ---
+  static void attention_rows(const Tensor& s, const Tensor* key_padding, bool causal, int64_t* unmasked,
+                             int64_t* nonempty_rows) {
+    const int64_t N = s.dim(0), H = s.dim(1), T = s.dim(2), S = s.dim(3);
+    std::vector<float> pad = key_padding ? key_padding->to_vector() : std::vector<float>();
+    *unmasked = 0, *nonempty_rows = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t t = 0; t < T; ++t) {
+        int64_t k = 0;
+        for (int64_t j = 0; j < S; ++j)
+          k += !((causal && j > t) || (key_padding && pad[static_cast<size_t>(n * S + j)] != 0.0f));
+        *unmasked += H * k;
+        *nonempty_rows += k > 0 ? H : 0;
+      }
+  }
+  static void attention_softmax(CountingBackend& c, const MacPolicy& p, const std::string& exp_mode, bool causal,
+                                const Tensor& s, const Tensor* key_padding, DrawKey key) {
+    const Who w = c.who(key);
+    int64_t u = 0, rows = 0;
+    attention_rows(s, key_padding, causal, &u, &rows);
+    c.op(w, "mul", p.out, u);          // z = s * scale
+    c.op(w, "cmp", p.out, u - rows);   // the max of each row
+    c.op(w, "add", p.out, u);          // z - m
+    c.function(w, "exp", exp_mode, p.out, u);
+    c.sum(w, p, u);
+    c.op(w, "div", p.out, u);
+    c.read(w, Role::Activations, s.numel());
+    c.write(w, s.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::attention_softmax_forward>, const MacPolicy& p, float, bool causal,
+                    const Tensor& s, const Tensor* key_padding, const Tensor&, DrawKey key) {
+    attention_softmax(c, p, "exact", causal, s, key_padding, key);
+  }
+  static void count(CountingBackend& c, OpTag<Op::attention_softmax_forward_fn>, const MacPolicy& p,
+                    const FunctionApprox& exp, float, bool causal, const Tensor& s, const Tensor* key_padding,
+                    const Tensor&, DrawKey key) {
+    attention_softmax(c, p, fn_mode(exp), causal, s, key_padding, key);
+  }
+  static void count(CountingBackend& c, OpTag<Op::attention_softmax_backward>, const MacPolicy& p, float,
+                    bool causal, const Tensor& probs, const Tensor& gprobs, const Tensor* key_padding,
+                    const Tensor& gs, DrawKey key) {
+    const Who w = c.who(key);
+    int64_t u = 0, rows = 0;
+    attention_rows(probs, key_padding, causal, &u, &rows);
+    c.mac(w, p, Role::Grads, Role::Activations, u, 0);  // dot
+    c.op(w, "add", p.out, u);
+    c.op(w, "mul", p.out, 2 * u);
+    c.read(w, Role::Activations, probs.numel());
+    c.read(w, Role::Grads, gprobs.numel());
+    c.write(w, gs.numel());
+  }
+
+  // --- sequence ops ---
+  static void count(CountingBackend& c, OpTag<Op::index_gather>, const Format&, const Tensor&, const Tensor& x,
+                    const Tensor& y, DrawKey key) {
+    const Who w = c.who(key);  // a lookup: no arithmetic
+    c.read(w, x.numel() == y.numel() ? Role::Activations : Role::Weights, y.numel());
+    c.write(w, y.numel());
+    (void)x;
+  }
+  // One term per occurrence of a selected index that is not `skip`.
+  static void count(CountingBackend& c, OpTag<Op::index_sum>, const MacPolicy& p, const Tensor& index, int64_t skip,
+                    const Tensor& src, const Tensor& dst, DrawKey key) {
+    const Who w = c.who(key);
+    int64_t used = 0;
+    for (float v : index.to_vector()) used += static_cast<int64_t>(v) != skip;
+    const int64_t per_position = src.numel() / index.numel();  // A * B
+    c.sum(w, p, used * per_position);
+    c.read(w, Role::Grads, src.numel());
+    c.write(w, dst.numel());
+  }
+  // Valid steps of each sequence: the mask (N,L), else L each.
+  static int64_t valid_steps(const Tensor* mask, int64_t N, int64_t L) {
+    if (!mask) return N * L;
+    int64_t v = 0;
+    for (float m : mask->to_vector()) v += m != 0.0f;
+    return v;
+  }
+  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_forward>, const MacPolicy& p, int time_dim,
+                    const Tensor& x, const Tensor* mask, const Tensor& y, DrawKey key) {
+    const Who w = c.who(key);
+    const int64_t C = y.dim(1);
+    c.sum(w, p, C * valid_steps(mask, x.dim(0), x.dim(time_dim)));
+    c.op(w, "div", p.out, y.numel());
+    c.read(w, Role::Activations, x.numel());
+    c.write(w, y.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_backward>, const MacPolicy& p, int time_dim,
+                    const Tensor& gy, const Tensor* mask, const Tensor& gx, DrawKey key) {
+    const Who w = c.who(key);
+    c.op(w, "div", p.out, gy.numel());
+    c.sum(w, p, gy.dim(1) * valid_steps(mask, gx.dim(0), gx.dim(time_dim)));  // one-term sums
+    c.read(w, Role::Grads, gy.numel());
+    c.write(w, gx.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::temporal_max_pool_forward>, const Format& out, int time_dim,
+                    const Tensor& x, const Tensor* mask, const Tensor& y, const Tensor&, DrawKey key) {
+    const Who w = c.who(key);
+    c.op(w, "cmp", out, y.dim(1) * valid_steps(mask, x.dim(0), x.dim(time_dim)) - y.numel());
+    c.read(w, Role::Activations, x.numel());
+    c.write(w, y.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::temporal_max_pool_backward>, const MacPolicy& p, int,
+                    const Tensor& gy, const Tensor&, const Tensor& gx, DrawKey key) {
+    const Who w = c.who(key);
+    c.sum(w, p, gx.numel());  // one term (or a zero) per element
+    c.read(w, Role::Grads, gy.numel());
+    c.write(w, gx.numel());
+  }
+
+  // --- recurrent layers (docs/layers_recurrent.md): only valid steps (n, t) compute ---
+  // Forward per valid step: G*H reductions over I + H terms (the GRU's n gate: I
+  // and H terms in two reductions, the same total), the biases, the cell.
+  static void recurrent_forward(CountingBackend& c, const MacPolicy& p, const GateFunctions& fns, bool lstm,
+                                const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
+                                const Tensor* mask, const Tensor& y, DrawKey key) {
+    const Who w = c.who(key);
+    const int64_t N = x.dim(0), T = x.dim(1), I = x.dim(2), H = w_hh.dim(1), G = lstm ? 4 : 3;
+    const int64_t V = valid_steps(mask, N, T);
+    c.mac(w, p, Role::Activations, Role::Weights, V * G * H * (I + H), 0);
+    if (bias) c.sum(w, p, V * (lstm ? 4 : 4) * H);  // GRU: b_r, b_z, b_in, b_hn
+    const std::string sig = fn_mode(fns.sigmoid), th = fn_mode(fns.tanh);
+    c.function(w, "sigmoid", sig, p.out, V * H * (lstm ? 3 : 2));
+    c.function(w, "tanh", th, p.out, V * H * (lstm ? 2 : 1));
+    c.op(w, "mul", p.out, V * H * (lstm ? 3 : 2));  // LSTM f*c, i*g, o*tanh(c); GRU r*a_nh, z*(h-n)
+    c.op(w, "add", p.out, V * H * (lstm ? 1 : 3));  // LSTM c sum; GRU a_nx +, h - n, n +
+    c.read(w, Role::Activations, x.numel() + N * T * H);  // x and the read state rows
+    c.read(w, Role::Weights, w_ih.numel() + w_hh.numel() + (bias ? bias->numel() : 0));
+    c.write(w, y.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::lstm_forward>, const MacPolicy& p, const GateFunctions& fns,
+                    const Format&, const Tensor& x, const Tensor&, const Tensor&, const Tensor& w_ih,
+                    const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool, const Tensor& y, const Tensor&,
+                    const Tensor&, const Tensor&, const Tensor&, Tensor*, Tensor*, DrawKey key) {
+    recurrent_forward(c, p, fns, true, x, w_ih, w_hh, bias, mask, y, key);
+  }
+  static void count(CountingBackend& c, OpTag<Op::gru_forward>, const MacPolicy& p, const GateFunctions& fns,
+                    const Format&, const Tensor& x, const Tensor&, const Tensor& w_ih, const Tensor& w_hh,
+                    const Tensor* bias, const Tensor* mask, bool, const Tensor& y, const Tensor&, const Tensor&,
+                    const Tensor&, Tensor*, Tensor*, DrawKey key) {
+    recurrent_forward(c, p, fns, false, x, w_ih, w_hh, bias, mask, y, key);
+  }
+  // Backward per valid step: the cell's gate gradients (LSTM 7 additions and 16
+  // products per unit, GRU 5 and 10), dh_{t-1} over G*H gate units (GRU + dd);
+  // then over the valid rows: dx (G*H terms), dw_ih and dw_hh (one term per row), dbias (sums).
+  static void recurrent_backward(CountingBackend& c, const MacPolicy& p, bool lstm, const Tensor& w_ih,
+                                 const Tensor& w_hh, const Tensor& xh, const Tensor* mask, Tensor* dx, Tensor* dw_ih,
+                                 Tensor* dw_hh, Tensor* dbias, DrawKey key) {
+    const Who w = c.who(key);
+    const int64_t N = xh.dim(0), T = xh.dim(1), H = w_hh.dim(1), I = w_ih.dim(1), G = lstm ? 4 : 3;
+    const int64_t V = valid_steps(mask, N, T);
+    c.op(w, "add", p.out, V * H * (lstm ? 7 : 5));
+    c.op(w, "mul", p.out, V * H * (lstm ? 16 : 10));
+    c.mac(w, p, Role::Grads, Role::Weights, V * H * G * H, 0);
+    if (!lstm) c.op(w, "add", p.out, V * H);  // + dd
+    if (dx) c.mac(w, p, Role::Grads, Role::Weights, V * I * G * H, 0), c.write(w, dx->numel());
+    if (dw_ih) c.mac(w, p, Role::Grads, Role::Activations, V * G * H * I, 0), c.write(w, dw_ih->numel());
+    if (dw_hh) c.mac(w, p, Role::Grads, Role::Activations, V * G * H * H, 0), c.write(w, dw_hh->numel());
+    if (dbias) c.sum(w, p, V * dbias->numel()), c.write(w, dbias->numel());
+    c.read(w, Role::Grads, N * T * (H + G * H));
+    c.read(w, Role::Activations, xh.numel());
+    c.read(w, Role::Weights, w_ih.numel() + w_hh.numel());
+  }
+  static void count(CountingBackend& c, OpTag<Op::lstm_backward>, const MacPolicy& p, const GateFunctions&,
+                    const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor&, const Tensor*,
+                    const Tensor*, const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx, Tensor* dw_ih,
+                    Tensor* dw_hh, Tensor* dbias, const Tensor&, const Tensor&, DrawKey key) {
+    recurrent_backward(c, p, true, w_ih, w_hh, xh, mask, dx, dw_ih, dw_hh, dbias, key);
+  }
+  static void count(CountingBackend& c, OpTag<Op::gru_backward>, const MacPolicy& p, const GateFunctions&,
+                    const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor&, const Tensor*,
+                    const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh,
+                    Tensor* dbias, const Tensor&, DrawKey key) {
+    recurrent_backward(c, p, false, w_ih, w_hh, xh, mask, dx, dw_ih, dw_hh, dbias, key);
   }
 
   // --- optimizer updates: numerics/update_arith.h step by step, in the update format ---

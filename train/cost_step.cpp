@@ -69,7 +69,7 @@ int64_t parameter_count(const Module& m) {
 
 }  // namespace
 
-StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer* optimizer, uint64_t seed) {
+StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer* optimizer) {
   StepCounts out;
   out.batch_examples = batch.size;
   RunContext& ctx = model.context();
@@ -82,7 +82,7 @@ StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer*
   {
     CountingBackend counter(cpu_backend(), model, out.inference);
     CounterInstalled installed(counter);
-    counter.begin_step(seed, ctx.step);
+    counter.begin_step();
     counter.set_phase(Phase::Forward);
     NoGradGuard no_grad;
     model.predict(batch, "test");
@@ -91,7 +91,7 @@ StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer*
     CountingBackend counter(cpu_backend(), model, out.step);
     CounterInstalled installed(counter);
     model.train();
-    counter.begin_step(seed, ctx.step);
+    counter.begin_step();
     counter.set_phase(Phase::Forward);
     models::Prediction p = model.predict(batch, "train");
     Tensor loss = model.loss(p);
@@ -121,7 +121,7 @@ StepCounts count_recipe(const Recipe& recipe) {
   model->initialize(seed);
   model->apply_numerics(numerics_policy(root["numerics"]));
   std::unique_ptr<Optimizer> optimizer = make_optimizer(root["optimizer"], model->named_parameters());
-  StepCounts c = count_step(*model, batch, optimizer.get(), seed);
+  StepCounts c = count_step(*model, batch, optimizer.get());
   c.model = root["model"]["type"].Scalar() + " " + c.model.substr(c.model.find('('));
   return c;
 }

@@ -22,11 +22,11 @@ struct StepCounts {
   std::string model;     // model type and parameter count, for the report
 };
 
-// Counts `model` (on the CPU, numerics applied) on `batch` with `optimizer`
-// (null: no update). The model's parameters change by one step. A first
+// Counts `model` (on the CPU, numerics applied, initialised: its context holds
+// the seed) on `batch` at step 0 with `optimizer` (null: no update). The model's parameters change by one step. A first
 // uncounted evaluation pass fills the caches a layer builds once (a GCN's
 // normalised adjacency), so the counts are those of every later step.
-StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer* optimizer, uint64_t seed);
+StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer* optimizer);
 
 // The recipe's model, optimizer and first training batch (the loader's order at
 // epoch 0), counted as above. Needs the recipe's data (the dataset's sizes and
