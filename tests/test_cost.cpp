@@ -342,3 +342,30 @@ TEST_CASE("cost: LSTM and GRU count their valid steps' reductions", "[cost]") {
     CHECK(macs(s.step, "rnn", Phase::Backward) == V * H * 3 * H + 3 * H * I * V + 3 * H * H * V);
   }
 }
+
+TEST_CASE("cost: the transformer recipe's model counts every op", "[cost]") {
+  // The FordA transformer (recipes/transformer_forda.yaml) at a small size: layer
+  // norm, attention products and softmax, GELU-free Conv1d feed-forward, pooling.
+  auto m = models::make_model(YAML::Load("{type: transformer, num_blocks: 1, head_size: 4, num_heads: 2, ff_dim: 4, "
+                                         "dropout: 0.1, mlp_units: [8], mlp_dropout: 0.1}"),
+                              {{"channels", 1}, {"length", 6}, {"classes", 2}});
+  m->initialize(0);
+  m->apply_numerics(NumericsPolicy());
+  data::Batch b;
+  std::vector<float> x(2 * 6);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) / 6.0f - 1.0f;
+  b.tensors["x"] = Tensor::from_vector({2, 6, 1}, x);
+  b.tensors["y"] = Tensor::from_vector({2}, {0, 1});
+  b.size = 2;
+  const StepCounts s = count_step(*m, b, nullptr);
+  CHECK(s.step.uncounted.empty());
+  CHECK(s.inference.uncounted.empty());
+  // Unmasked attention: the softmax takes every one of the N * heads * T * T positions;
+  // scores and context are N * heads * T * T * head_size MACs each, forward.
+  CHECK(s.step.sum([](const CountKey& k) {
+    return k.category == Category::Function && k.mode == "exp" && k.phase == Phase::Forward &&
+           k.layer == "block0.self_attn";
+  }) == 2 * 2 * 6 * 6);
+  CHECK(s.step.sum([](const CountKey& k) { return k.layer == "(unattributed)"; }) == 0);
+  CHECK(s.inference.layer_total("block0.self_attn", Category::Mac, Phase::Forward) == 2 * (2 * 2 * 6 * 6 * 4));
+}

@@ -15,8 +15,8 @@ namespace emu::train {
 namespace {
 
 // Draw stages an op may add to its layer's key (nn_stage_key, sparse_matmul's
-// stage): the ops in the op list number at most a dozen rounding sites.
-constexpr uint32_t kMaxStage = 16;
+// stage; attention offsets its products by up to 40, each op adds its own sites).
+constexpr uint32_t kMaxStage = 64;
 // Stages whose read keys get an N:M mask key (sparse_matmul uses stages 0 and 1).
 constexpr uint32_t kMaskStages = 4;
 // Stacked recurrent layers a model may have (layers/recurrent_common.h keys each).
