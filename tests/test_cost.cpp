@@ -222,7 +222,8 @@ TEST_CASE("cost model: the table's formats cost what the table says; others foll
   // e5m2: 3 significand bits, 5 exponent bits.
   CHECK(mul_cost(m, "e5m2", "e5m2").pj == Approx((1.1 - add5) * 9.0 / 121.0 + add5));
   // An approximate multiplier costs approx_mul_factor of the exact one of its format.
-  CHECK(mac_cost(m, "bf16", "bf16", "fp32", "lut:bf16").pj == Approx(0.5 * mul_cost(m, "bf16", "bf16").pj + 0.9));
+  CHECK(mac_cost(m, "bf16", "bf16", "fp32", "lut:mitchell:bf16").pj ==
+        Approx(0.5 * mul_cost(m, "bf16", "bf16").pj + 0.9));
   // Memory: 20 pJ per 64-bit access of a 32 KB SRAM.
   CHECK(bit_cost(m) == Approx(20.0 / 64.0));
 }
@@ -368,4 +369,39 @@ TEST_CASE("cost: the transformer recipe's model counts every op", "[cost]") {
   }) == 2 * 2 * 6 * 6);
   CHECK(s.step.sum([](const CountKey& k) { return k.layer == "(unattributed)"; }) == 0);
   CHECK(s.inference.layer_total("block0.self_attn", Category::Mac, Phase::Forward) == 2 * (2 * 2 * 6 * 6 * 4));
+}
+
+TEST_CASE("cost: approximate multipliers by table, block formats' scales as metadata", "[cost]") {
+  {
+    NumericsPolicy p;
+    p.set("format", "bf16");
+    p.set("mul", "lut:mitchell:bf16");
+    const StepCounts s = count_lenet(p);
+    // Every fc1 forward product goes through the Mitchell table of bf16.
+    const int64_t lut = s.inference.sum([](const CountKey& k) {
+      return k.layer == "fc1" && k.category == Category::Mac && k.mode == "lut:mitchell:bf16";
+    });
+    CHECK(lut == 48000);
+    // Priced as approx_mul_factor (0.5) of an exact bf16 multiplier plus a bf16 add.
+    const CostModel m = default_cost_model();
+    const double add5 = 0.03 * 5 / 8;
+    const double mul_bf16 = (1.1 - add5) * 64.0 / 121.0 + 0.03, add_bf16 = (0.4 - add5) * 8.0 / 11.0 + 0.03;
+    CHECK(entry_pj(m, CountKey{"fc1", Phase::Forward, Category::Mac, "bf16", "bf16", "bf16", "lut:mitchell:bf16"},
+                   48000) == Approx(48000 * (0.5 * mul_bf16 + add_bf16)));
+  }
+  {
+    NumericsPolicy p;
+    p.set("format", "mxfp8_e4m3");
+    const StepCounts s = count_lenet(p);
+    // Blocks of 32 along the reduction rows, one 8-bit E8M0 scale each, read once in
+    // the inference pass: fc1's weights (120 rows of 400: ceil(400/32) = 13 each), its
+    // input (1 row of 400: 13) and its bias (120 values along the last dim: 4).
+    CHECK(s.inference.sum([](const CountKey& k) {
+      return k.layer == "fc1" && k.category == Category::Meta && k.mode == "block_scale";
+    }) == (120 * 13 + 13 + 4) * 8);
+    // Element bits: 8 per weight element.
+    CHECK(s.inference.sum([](const CountKey& k) {
+      return k.layer == "fc1" && k.category == Category::Read && k.mode == "weights";
+    }) == 8 * (120 * 400 + 120));
+  }
 }

@@ -3,6 +3,7 @@
 // invocation stopped.
 //
 //   emutrain sweep SWEEP.yaml [--out DIR] [--jobs J] [--threads T] [--dry-run] [--retry-failed] [--set K=V]...
+//                  [--cost-model FILE] [--no-cost]
 //
 // Exit codes: 0 every run finished (some may have diverged or failed: see
 // results.csv), 2 an error (the sweep file, a point's recipe), 128+N when

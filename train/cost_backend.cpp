@@ -7,6 +7,7 @@
 
 #include "core/sparsity.h"
 #include "layers/layer_io.h"
+#include "numerics/approx_mul.h"
 #include "layers/recurrent_common.h"
 #include "numerics/format_spec.h"
 
@@ -101,7 +102,7 @@ Format CountingBackend::write_format(const Who& w) const {
 
 static std::string mul_mode(const MacPolicy& p) {
   if (p.mul_exact) return "exact";
-  if (has_approx_mul(p.lut)) return "lut:" + format_name(p.mul);
+  if (has_approx_mul(p.lut)) return approx_mul_spec_of(p);  // "lut:<model>:<format>"
   return format_name(p.mul);
 }
 

@@ -24,7 +24,7 @@ const char* phase_name(Phase p);
 // What a count counts. The meaning of the key's strings a, b, c, mode per category:
 //   Mac        multiply-accumulates performed (terms of the ops' reductions, less the products an
 //              N:M mask drops): a, b the operand read formats, c the accumulator, mode the product
-//              ("exact", the product format, or "lut:<format>" for an approximate multiplier)
+//              ("exact", the product format, or "lut:<model>:<format>" for an approximate multiplier)
 //   MacMasked  the terms an N:M mask dropped (not performed; same key fields as Mac)
 //   Add        additions of plain sums (bias gradients, pooling, softmax sums): c the accumulator
 //   Op         element-wise operations: mode the kind (add, mul, div, sqrt, cmp), c the format

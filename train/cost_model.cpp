@@ -295,10 +295,14 @@ UnitCost mul_cost(const CostModel& m, const std::string& a, const std::string& b
   return u + posit_overhead(m, sa, 1, 0) + posit_overhead(m, sb, 1, 0);
 }
 
+UnitCost approx_mul_cost(const CostModel& m, const std::string& spec) {
+  const std::string format = spec.substr(spec.rfind(':') + 1);  // "lut:<model>:<format>"
+  return mul_cost(m, format, format) * m.approx_mul_factor;
+}
+
 UnitCost mac_cost(const CostModel& m, const std::string& a, const std::string& b, const std::string& acc,
                   const std::string& mode) {
-  UnitCost mul = mode.rfind("lut:", 0) == 0 ? mul_cost(m, mode.substr(4), mode.substr(4)) * m.approx_mul_factor
-                                             : mul_cost(m, a, b);
+  UnitCost mul = mode.rfind("lut:", 0) == 0 ? approx_mul_cost(m, mode) : mul_cost(m, a, b);
   return mul + add_cost(m, acc);
 }
 
@@ -358,9 +362,7 @@ Priced price(const CostModel& m, const CostCounts& c, const std::function<bool(c
       case Category::Mac:
         p.mac += e;
         mac_unit_area("mul " + k.a + "*" + k.b + " " + k.mode,
-                      k.mode.rfind("lut:", 0) == 0
-                          ? mul_cost(m, k.mode.substr(4), k.mode.substr(4)) * m.approx_mul_factor
-                          : mul_cost(m, k.a, k.b));
+                      k.mode.rfind("lut:", 0) == 0 ? approx_mul_cost(m, k.mode) : mul_cost(m, k.a, k.b));
         mac_unit_area("add " + k.c, add_cost(m, k.c));
         break;
       case Category::MacMasked: break;

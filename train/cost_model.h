@@ -51,8 +51,10 @@ CostModel parse_cost_model(const std::string& yaml, const std::string& source);
 // Unit costs of one operation on formats given by name (format_name / parse_format).
 UnitCost add_cost(const CostModel& m, const std::string& format);
 UnitCost mul_cost(const CostModel& m, const std::string& a, const std::string& b);
-// One multiply-accumulate: the product (mode "lut:<format>": the approximate
-// multiplier, approx_mul_factor of the exact one of that format) and the addition.
+// An approximate multiplier "lut:<model>:<format>": approx_mul_factor of the exact one of that format.
+UnitCost approx_mul_cost(const CostModel& m, const std::string& spec);
+// One multiply-accumulate: the product (mode "lut:<model>:<format>": the
+// approximate multiplier) and the addition.
 UnitCost mac_cost(const CostModel& m, const std::string& a, const std::string& b, const std::string& acc,
                   const std::string& mode);
 // A non-linear function evaluation: exact (function_muls products and
