@@ -20,6 +20,7 @@
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
+#include "numerics/split_mul_spec.h"
 
 namespace emu::analysis {
 namespace {
@@ -105,7 +106,7 @@ std::vector<float> uniform_inputs(uint64_t seed, uint64_t stream, int64_t n, dou
 }
 
 CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::vector<float>& A,
-                              const std::vector<float>& B, int64_t M, int64_t N, int64_t K) {
+                              const std::vector<float>& B, int64_t M, int64_t N, int64_t K, SplitMul split) {
   if (static_cast<int64_t>(A.size()) != M * K || static_cast<int64_t>(B.size()) != K * N)
     throw std::invalid_argument("compare-emulation: matmul operand sizes do not match M, N, K");
   CompareOutputs r;
@@ -120,7 +121,9 @@ CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::v
   r.layer.resize(static_cast<size_t>(M * N));
   r.op.resize(static_cast<size_t>(M * N));
   mac_gemm(policy(fp32, fp32, fmt), A.data(), K, B.data(), N, r.layer.data(), N, M, N, K, nullptr, GemmDraws{}, 0);
-  mac_gemm(policy(fmt, acc, fmt), A.data(), K, B.data(), N, r.op.data(), N, M, N, K, nullptr, GemmDraws{}, 0);
+  MacPolicy op = policy(fmt, acc, fmt);
+  if (split != SplitMul::None) set_split_mul(op, split);
+  mac_gemm(op, A.data(), K, B.data(), N, r.op.data(), N, M, N, K, nullptr, GemmDraws{}, 0);
   r.native = native_half(fmt, acc, M * N, K, [&](int64_t o, int64_t k, float& a, float& b) {
     a = A[(o / N) * K + k];
     b = B[k * N + o % N];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "numerics/format.h"
+#include "numerics/split_mul.h"
 
 namespace emu::analysis {
 
@@ -28,9 +29,11 @@ struct CompareOutputs {
   std::vector<float> native;      // host _Float16 arithmetic (fp16 with acc fp16 or fp32 only); else empty
 };
 
-// A: (M, K), B: (K, N) -> (M, N).
+// A: (M, K), B: (K, N) -> (M, N). With a split scheme (docs/contract.md section 5.6)
+// the op-level products are the scheme's instead of R_fmt(a b) (fmt is then fp32).
 CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::vector<float>& A,
-                              const std::vector<float>& B, int64_t M, int64_t N, int64_t K);
+                              const std::vector<float>& B, int64_t M, int64_t N, int64_t K,
+                              SplitMul split = SplitMul::None);
 // x: (N, C, H, W), w: (O, C, 3, 3) -> (N, O, H, W), stride 1, padding 1.
 CompareOutputs compare_conv3x3(const Format& fmt, const Format& acc, const std::vector<float>& x,
                                const std::vector<float>& w, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O);

@@ -15,6 +15,7 @@
 #include "numerics/mac.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
+#include "numerics/split_mul_spec.h"
 
 namespace emu::calc {
 namespace {
@@ -184,10 +185,31 @@ class Batch {
     return cached_approx_table(s.name, s.format);
   }
 
+  // The scheme of a split:<scheme> spec.
+  static SplitMul split_scheme(std::string_view spec) {
+    if (spec.size() > kMaxSpecBytes)
+      throw LineError(fmt::format("multiplier spec of {} bytes is too long (at most {}): {}", spec.size(),
+                                  kMaxSpecBytes, quoted(spec)));
+    try {
+      return parse_split_mul(std::string(spec));
+    } catch (const std::invalid_argument& e) {
+      throw LineError(e.what());
+    }
+  }
+
   void arithmetic_line(Op op, const std::vector<std::string_view>& tokens, std::string* out) {
     const std::string_view name = tokens[0];
     const size_t n = op == Op::Quantize || op == Op::Sqrt ? 1 : 2;
     expect_count(name, tokens, n, n == 1 ? "FORMAT X" : "FORMAT A B");
+    if (is_split_mul_spec(std::string(tokens[1]))) {  // mul split:<scheme> A B
+      if (op != Op::Mul)
+        throw LineError(fmt::format("{} is a split multiplier: only mul and dot take it", quoted(tokens[1])));
+      // The one-term dot with an fp32 accumulator (docs/contract.md section 5.6).
+      MacPolicy p;
+      set_split_mul(p, split_scheme(tokens[1]));
+      const float x = number_arg(tokens[2], "argument 1"), y = number_arg(tokens[3], "argument 2");
+      return append_binary32(out, mac_term(p, 0.0, x, y));
+    }
     if (is_approx_mul_spec(std::string(tokens[1]))) {  // mul lut:<name>:<format> A B
       if (op != Op::Mul)
         throw LineError(fmt::format("{} is an approximate multiplier: only mul and dot take it", quoted(tokens[1])));
@@ -258,7 +280,9 @@ class Batch {
       throw LineError("dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...");
     MacPolicy p;
     p.mul_exact = tokens[1] == "exact";
-    if (is_approx_mul_spec(std::string(tokens[1]))) {
+    if (is_split_mul_spec(std::string(tokens[1]))) {
+      set_split_mul(p, split_scheme(tokens[1]));
+    } else if (is_approx_mul_spec(std::string(tokens[1]))) {
       const ApproxMulTable& t = approx_table(tokens[1]);
       p.mul = t.format;
       p.lut = t.lut();
@@ -307,6 +331,11 @@ class Batch {
       }
     }
     if (have_outer && p.chunk == 0) throw LineError("outer= needs chunk=C with C > 0");
+    try {
+      check_split_policy(p);
+    } catch (const std::invalid_argument& e) {
+      throw LineError(e.what());
+    }
     if (a_.size() != b_.size())
       throw LineError(fmt::format("dot needs operands in pairs a b; got {} numbers", a_.size() + b_.size()));
     auto draw_site = [this](uint64_t site) { return philox_draw(seed_, line_, site); };

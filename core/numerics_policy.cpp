@@ -6,6 +6,7 @@
 
 #include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
+#include "numerics/split_mul_spec.h"
 
 namespace emu {
 namespace {
@@ -63,6 +64,7 @@ std::string LayerNumerics::describe() const {
                               format_name(activations), format_name(grads),
                               mac.mul_exact                ? "exact"
                               : has_approx_mul(mac.lut) ? approx_mul_spec_of(mac)
+                              : mac.split != SplitMul::None ? split_mul_name(mac.split)
                                                         : format_name(mac.mul),
                               format_name(mac.acc),
                               format_name(mac.out));
@@ -99,6 +101,7 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         n.weights = n.activations = n.grads = n.mac.mul = n.mac.acc = n.mac.out = f;
         n.mac.mul_exact = false;
         n.mac.lut = ApproxMulLut{};
+        n.mac.split = SplitMul::None;
         // A block format is a read format only: the reads take it, products, sums and
         // results stay fp32 (docs/block_formats.md).
         if (is_block(f)) n.mac.mul = n.mac.acc = n.mac.out = Format{};
@@ -117,8 +120,17 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         } catch (const ApproxMulError& e) {
           bad(where, k, v, fmt::format("is not usable: {}", e.what()));
         }
+        n.mac.split = SplitMul::None;
+      } else if (k == "mul" && is_split_mul_spec(v)) {
+        // split:<scheme>: APE's split multiplication (docs/contract.md section 5.6).
+        try {
+          set_split_mul(n.mac, parse_split_mul(v));
+        } catch (const std::invalid_argument& e) {
+          bad(where, k, v, fmt::format("is not usable: {}", e.what()));
+        }
       } else if (k == "mul") {
         n.mac.lut = ApproxMulLut{};
+        n.mac.split = SplitMul::None;
         n.mac.mul_exact = v == "exact";
         if (!n.mac.mul_exact) n.mac.mul = not_block(where, k, v, any_format(where, k, v));
       } else if (k == "acc") {
@@ -177,6 +189,12 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         throw std::invalid_argument(fmt::format("{}: unknown key '{}'; allowed: {}", where, k, allowed));
       }
     }
+  }
+  // A split multiplier with an :sr accumulator, whichever key came last.
+  try {
+    check_split_policy(n.mac);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", where, e.what()));
   }
 }
 

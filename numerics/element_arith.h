@@ -110,7 +110,7 @@ struct MacRounding {
   EMU_HD explicit MacRounding(const MacPolicy& policy)
       : p(policy), mul(policy.mul), acc(policy.acc), out(policy.out),
         fast(policy.chunk == 0 && !(!policy.mul_exact && is_stochastic(policy.mul)) && !is_stochastic(policy.acc) &&
-             !is_stochastic(policy.out) && !(!policy.mul_exact && has_approx_mul(policy.lut))) {}  // tables: mac_reduce
+             !is_stochastic(policy.out) && !custom_mul(policy)) {}  // tables, splits: mac_reduce
 
   template <class Draw>
   EMU_HD double reduce(const float* a, const float* b, int64_t K, Draw draw) const {

@@ -55,7 +55,7 @@ EMU_HD MacPolicy layer_norm_sum_policy(const MacPolicy& p) { return plain_sum_po
 EMU_HD MacPolicy layer_norm_dot_policy(const MacPolicy& p) { return accumulate_only(p); }
 EMU_HD bool layer_norm_native_sum(const MacPolicy& p) { return native_sum(p); }
 EMU_HD bool layer_norm_native_dot(const MacPolicy& p) {
-  return native_dot(accumulate_only(p)) && !(!p.mul_exact && has_approx_mul(p.lut));
+  return native_dot(accumulate_only(p)) && !custom_mul(p);
 }
 
 // layer_norm_forward's roundings after the reductions.

@@ -9,6 +9,7 @@
 
 #include "numerics/approx_mul_lut.h"
 #include "numerics/round.h"
+#include "numerics/split_mul.h"
 
 namespace emu {
 
@@ -24,7 +25,19 @@ struct MacPolicy {
   // instead of R_mul(a b). Set through set_approx_mul() (numerics/approx_mul.h);
   // policies derived for plain sums (mul_exact = true) ignore it.
   ApproxMulLut lut;
+  // `mul: split:<scheme>` (docs/contract.md section 5.6): when not None (and
+  // mul_exact is false), a term adds the scheme's partial products to acc one at
+  // a time; `mul` then holds the unit format (bf16, fp16, tf32, int8) so that
+  // no fast path takes it for plain fp32. Set through set_split_mul().
+  SplitMul split = SplitMul::None;
 };
+
+// Whether the products come from something other than R_mul(a b) (a table or a
+// split scheme): only mac_term computes them, so every fast kernel that rounds
+// products itself steps aside for these policies.
+EMU_HD bool custom_mul(const MacPolicy& p) {
+  return !p.mul_exact && (has_approx_mul(p.lut) || p.split != SplitMul::None);
+}
 
 // Where each rounding of one reduction takes its random draw under :sr: the
 // sites are numbered so that skipping a zero term moves no other draw.
@@ -46,12 +59,14 @@ EMU_HD uint64_t mac_site_count(int64_t K, int chunk) {
 // One term of the reduction: acc' = R_acc(acc + R_mul(a b)), acc unchanged when
 // an operand is zero (skipped); with an approximate multiplier (p.lut, unless a
 // derived sum policy set mul_exact) the product is approx_mul_lut(p.lut, p.mul,
-// a, b) instead of R_mul(a b). mac_reduce
+// a, b) instead of R_mul(a b); with a split scheme (p.split) the term is
+// split_mac_term's (docs/contract.md section 5.6). mac_reduce
 // and the fast kernels' lane-by-lane fallback share this definition; the draws
 // are read under :sr only (an approximate multiplier's format never has :sr).
 EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_t mul_draw = 0,
                        uint32_t acc_draw = 0) {
   if (a == 0.0f || b == 0.0f) return acc;
+  if (!p.mul_exact && p.split != SplitMul::None) return split_mac_term(p.split, p.acc, acc, a, b);
   if (!p.mul_exact && has_approx_mul(p.lut))
     return add_into(p.acc, acc, approx_mul_lut(p.lut, p.mul, a, b), acc_draw);
   double product = static_cast<double>(a) * static_cast<double>(b);  // exact: 48 bits

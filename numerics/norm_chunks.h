@@ -43,7 +43,7 @@ struct ChunkedReduce {
   EMU_HD ChunkedReduce(const MacPolicy& p, bool sum) : whole(p), piece(piece_policy(p)), native(false) {
     const MacPolicy& q = piece.p;
     native = sum ? native_sum(q) && is_plain_fp32(q.out)
-                 : native_dot(q) && !(!q.mul_exact && has_approx_mul(q.lut));
+                 : native_dot(q) && !custom_mul(q);
   }
 
   EMU_HD static MacPolicy piece_policy(const MacPolicy& p) {

@@ -19,6 +19,7 @@ inline MacPolicy recurrent_bias_policy(const MacPolicy& p) {
   sum.mul_exact = false;
   sum.mul = is_stochastic(p.out) ? Format{} : p.out;
   sum.lut = {};
+  sum.split = SplitMul::None;  // nor a split scheme
   return sum;
 }
 

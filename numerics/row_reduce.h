@@ -46,7 +46,7 @@ EMU_HD bool native_sum(const MacPolicy& p) { return is_plain_fp32(p.acc) && p.ch
 // Whether native binary32 multiply-adds give the dot product's bits (with the
 // zero-operand skip): mul fp32 (rounded), acc fp32, out fp32, no chunks.
 EMU_HD bool native_dot(const MacPolicy& p) {
-  return !p.mul_exact && is_plain_fp32(p.mul) && native_sum(p) && is_plain_fp32(p.out);
+  return !p.mul_exact && is_plain_fp32(p.mul) && !custom_mul(p) && native_sum(p) && is_plain_fp32(p.out);
 }
 
 // Draws of the reduction over one row: numerics/mac.h site s draws

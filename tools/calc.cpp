@@ -20,6 +20,7 @@
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
+#include "numerics/split_mul_spec.h"
 #include "tools/commands.h"
 
 namespace emu::cli {
@@ -36,11 +37,12 @@ constexpr const char* kUsage = R"(Usage:
       OP: info | quantize X | add A B | sub A B | mul A B | div A B | sqrt A
           | encode X | decode CODE          (FORMAT alone means info)
   emutrain calc lut:NAME:FORMAT mul A B   an approximate multiplier's product (docs/approx_mul.md)
+  emutrain calc split:SCHEME mul A B      a split product, SCHEME fp32b|fp32f|fp32t|int16 (docs/split_mul.md)
       X, A, B: decimal (rounded to binary32 first), inf, nan, or binary32 bits 0x3f800000
       CODE: 0x<hex> or a decimal integer
   emutrain calc --batch [--seed N] < lines
       each line: OP SPEC ARG..., OP one of quantize add sub mul div sqrt encode decode,
-      mul and dot also take lut:NAME:FORMAT as the multiplier;
+      mul and dot also take lut:NAME:FORMAT or split:SCHEME as the multiplier;
       or: dot MULSPEC|exact ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...
       one answer line per input line (binary32 bits, code bits, or "error: <reason>");
       exit code 0 when every line succeeded, 1 otherwise
@@ -278,6 +280,40 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
+// `calc split:<scheme> mul A B`: the parts, the product (one term into an fp32
+// accumulator, as `calc --batch` gives it) and its error against the exact product.
+int run_split(const std::vector<std::string>& args, std::ostream& out) {
+  const SplitMul s = parse_split_mul(args[0]);
+  if (args.size() != 4 || args[1] != "mul")
+    throw std::runtime_error(fmt::format("calc: '{}' is a split multiplier: use calc {} mul A B", args[0], args[0]));
+  float v[2];
+  for (int j = 0; j < 2; ++j) {
+    std::string why;
+    if (!calc::parse_binary32(args[2 + j], &v[j], &why)) throw std::runtime_error("calc: " + why);
+  }
+  out << fmt::format("multiplier {} ({} unit multiplies per term, docs/contract.md section 5.6)\n", args[0],
+                     split_unit_multiplies(s));
+  for (int j = 0; j < 2; ++j) {
+    if (s == SplitMul::Int16) {
+      out << fmt::format("{}  {}  int16 {}\n", j == 0 ? "a" : "b", decimal(v[j]), split_detail::to_int16(v[j]));
+      continue;
+    }
+    const SplitParts p = split_parts(s, v[j]);
+    out << fmt::format("{}  {}  hi {}  {}{}\n", j == 0 ? "a" : "b", decimal(v[j]), decimal(p.hi),
+                       s == SplitMul::Fp32B ? "mi " + decimal(p.mi) + "  " : "",
+                       (s == SplitMul::Fp32F ? "lo (x 2^12) " : "lo ") + decimal(p.lo));
+  }
+  MacPolicy p;
+  set_split_mul(p, s);
+  const double y = mac_term(p, 0.0, v[0], v[1]);
+  const double exact = static_cast<double>(v[0]) * static_cast<double>(v[1]);  // exact in binary64
+  out << fmt::format("exact    {}  {}\n", decimal(exact), hex_float(exact));
+  out << fmt::format("split    {}  {}\n", decimal(y), hex_float(y));
+  if (exact != 0 && std::isfinite(exact) && std::isfinite(y))
+    out << fmt::format("relative error  {:.3g}\n", std::fabs(y - exact) / std::fabs(exact));
+  return 0;
+}
+
 int run_human(std::vector<std::string> args, uint64_t seed, std::ostream& out) {
   if (!args.empty() && args[0] == "--") args.erase(args.begin());
   for (const std::string& a : args) {
@@ -287,6 +323,7 @@ int run_human(std::vector<std::string> args, uint64_t seed, std::ostream& out) {
   }
   if (args.empty()) throw std::runtime_error(std::string("calc needs FORMAT and OP, or --batch\n") + kUsage);
   if (is_approx_mul_spec(args[0])) return run_approx(args, out);
+  if (is_split_mul_spec(args[0])) return run_split(args, out);
   Human h;
   h.f = parse_format(args[0]);
   h.name = format_name(h.f);

@@ -19,6 +19,7 @@
 #include "analysis/compare_emulation.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
+#include "numerics/split_mul_spec.h"
 #include "plot/plot.h"
 #include "tools/commands.h"
 #include "train/atomic_file.h"
@@ -98,7 +99,11 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
   };
   std::vector<Row> rows;
   for (const std::string& name : o.formats) {
-    const Format fmt = parse_format(name);
+    // split:<scheme> (docs/split_mul.md): binary32 inputs, the scheme's products, fp32 output.
+    const bool split = is_split_mul_spec(name);
+    if (split && conv) throw std::invalid_argument("compare-emulation: split multipliers take --op matmul");
+    const SplitMul scheme = split ? parse_split_mul(name) : SplitMul::None;
+    const Format fmt = parse_format(split ? "fp32" : name);
     std::vector<double> e_layer, e_op, e_native;
     int64_t x_layer = 0, x_op = 0, x_native = 0, zeros = 0;
     bool native_equal = true, have_native = false;
@@ -108,7 +113,7 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
       round_all(fmt, a);
       round_all(fmt, b);
       const CompareOutputs r = conv ? compare_conv3x3(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], o.size[3], o.size[4])
-                                    : compare_matmul(fmt, acc, a, b, o.size[0], o.size[1], o.size[2]);
+                                    : compare_matmul(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], scheme);
       auto append = [](std::vector<double>& dst, std::vector<double> src) { dst.insert(dst.end(), src.begin(), src.end()); };
       append(e_layer, relative_errors(r.reference, r.layer, &x_layer, &zeros));
       append(e_op, relative_errors(r.reference, r.op, &x_op));
@@ -189,7 +194,7 @@ Runner add_compare_emulation(CLI::App& app) {
   cmd->add_option("--op", o->op, "matmul or conv3x3 (default matmul)");
   cmd->add_option("--size", *size, "M,N,K (matmul) or N,C,H,W,O (conv3x3)")->required();
   cmd->add_option("--range", *range, "LO,HI: inputs uniform in [LO, HI) (default -1,1)");
-  cmd->add_option("--format", *formats, "Format, or a comma-separated list (default bf16)");
+  cmd->add_option("--format", *formats, "Format, or a comma-separated list (default bf16); matmul also takes split:fp32b|fp32f|fp32t|int16");
   cmd->add_option("--acc", o->acc, "Op-level accumulator format (default fp32)");
   cmd->add_option("--seed", o->seed, "Philox seed of the inputs (default 1)");
   cmd->add_option("--trials", o->trials, "Independent input draws (default 1)");

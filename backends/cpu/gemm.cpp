@@ -499,6 +499,8 @@ GemmPath gemm_policy_path(const MacPolicy& p) {
   const Format& acc = p.acc;
   // An approximate multiplier's products come from its table (mac_term): the
   // kernels below do not round products that way; (f) or the generic path runs.
+  // A split scheme's partial products (docs/contract.md section 5.6): only mac_term forms them.
+  if (!p.mul_exact && p.split != SplitMul::None) return GemmPath::Generic;
   if (!p.mul_exact && has_approx_mul(p.lut))
     return is_plain_fp32(acc) && p.chunk == 0 && !is_stochastic(p.out) ? GemmPath::Lut : GemmPath::Generic;
   if (is_stochastic(acc) || (!p.mul_exact && is_stochastic(p.mul))) {

@@ -110,8 +110,8 @@ class Reducer {
     p_.out = p.chunk > 0 ? p.acc_outer : p.acc;
     const bool random = is_stochastic(p.acc) || (!p_.mul_exact && is_stochastic(p.mul)) ||
                         (p.chunk > 0 && is_stochastic(p.acc_outer));
-    // An approximate multiplier's products come from its table, which only mac_reduce applies.
-    const bool table = !p_.mul_exact && has_approx_mul(p.lut);
+    // An approximate multiplier's or a split scheme's products come from mac_term only (mac_reduce).
+    const bool table = custom_mul(p_);
     if (random || table) mode_ = Mode::Generic;
     else if (p.chunk == 0 && is_plain_fp32(p.acc))
       mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_plain_fp32(p.mul) ? Mode::Mul : Mode::Ieee;

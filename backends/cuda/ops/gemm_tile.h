@@ -142,7 +142,7 @@ struct RoundedPath {
 // Whether Fp32AccPath gives p's bits (see the top of this file).
 inline bool fp32_acc_path(const MacPolicy& p) {
   if (!is_plain_fp32(p.acc) || p.chunk != 0 || is_stochastic(p.out) || p.mul_exact) return false;
-  if (has_approx_mul(p.lut)) return false;  // table products: the Generic path
+  if (custom_mul(p)) return false;  // table or split products: the Generic path
   const Format& m = p.mul;
   return is_plain_fp32(m) || (m.family == Family::Ieee && !m.accumulator_only && fast_ieee_d_supported(m));
 }
@@ -151,7 +151,7 @@ inline bool fp32_acc_path(const MacPolicy& p) {
 inline bool rounded_path(const MacPolicy& p) {
   const bool mul_rounds = !p.mul_exact;
   return p.chunk == 0 && !is_stochastic(p.acc) && !is_stochastic(p.out) && !(mul_rounds && is_stochastic(p.mul)) &&
-         !(mul_rounds && has_approx_mul(p.lut));
+         !custom_mul(p);
 }
 
 // What every launch of one op shares: the output grid, the result and the draws.
