@@ -405,3 +405,33 @@ TEST_CASE("cost: approximate multipliers by table, block formats' scales as meta
     }) == 8 * (120 * 400 + 120));
   }
 }
+
+TEST_CASE("cost: split products count their unit multiplies by scheme", "[cost]") {
+  const CostModel m = default_cost_model();
+  // bf16 multiplier from the fp16 entry by the square law (as in the lut case above).
+  const double add5 = 0.03 * 5 / 8;
+  const double mul_bf16 = (1.1 - add5) * 64.0 / 121.0 + 0.03;
+  // docs/contract.md section 5.6: fp32b adds six bf16 products into the fp32
+  // accumulator (0.9 pJ each); int16 forms the exact product from four int8
+  // products (0.2 pJ) with three int32 additions (0.1 pJ) and adds it once.
+  const std::vector<std::pair<std::string, double>> schemes = {{"split:fp32b", 6 * mul_bf16 + 6 * 0.9},
+                                                               {"split:int16", 4 * 0.2 + 3 * 0.1 + 0.9}};
+  for (const auto& [scheme, per_mac] : schemes) {
+    INFO(scheme);
+    NumericsPolicy p;
+    p.set("mul", scheme);
+    const StepCounts s = count_lenet(p);
+    const std::string mode = scheme;
+    // The same 48,000 fc1 products, each a split product.
+    CHECK(s.inference.sum([&](const CountKey& k) {
+      return k.layer == "fc1" && k.category == Category::Mac && k.mode == mode;
+    }) == 48000);
+    CHECK(s.inference.total(Category::Mac) == 416520);
+    CHECK(entry_pj(m, CountKey{"fc1", Phase::Forward, Category::Mac, "fp32", "fp32", "fp32", scheme}, 1000) ==
+          Approx(1000 * per_mac));
+  }
+  CHECK(split_cost_shape("split:fp32f").unit_muls == 3);
+  CHECK(split_cost_shape("split:fp32f").unit == "fp16");
+  CHECK(split_cost_shape("split:fp32t").unit == "tf32");
+  CHECK_THROWS_WITH(split_cost_shape("split:fp64q"), Catch::Contains("unknown split scheme 'split:fp64q'"));
+}

@@ -8,6 +8,7 @@
 #include "core/sparsity.h"
 #include "layers/layer_io.h"
 #include "numerics/approx_mul.h"
+#include "numerics/split_mul_spec.h"
 #include "layers/recurrent_common.h"
 #include "numerics/format_spec.h"
 
@@ -103,6 +104,7 @@ Format CountingBackend::write_format(const Who& w) const {
 static std::string mul_mode(const MacPolicy& p) {
   if (p.mul_exact) return "exact";
   if (has_approx_mul(p.lut)) return approx_mul_spec_of(p);  // "lut:<model>:<format>"
+  if (p.split != SplitMul::None) return split_mul_name(p.split);  // "split:fp32b", ...
   return format_name(p.mul);
 }
 

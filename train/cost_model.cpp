@@ -300,8 +300,26 @@ UnitCost approx_mul_cost(const CostModel& m, const std::string& spec) {
   return mul_cost(m, format, format) * m.approx_mul_factor;
 }
 
+SplitCost split_cost_shape(const std::string& mode) {
+  // Per term, as docs/contract.md section 5.6 defines the schemes: fp32b adds six
+  // bf16 products (hi*hi, hi*mi, mi*hi, hi*lo, mi*mi, lo*hi), fp32f and fp32t
+  // three, int16 forms the exact product from four int8 byte products (three
+  // int32 additions) and adds it once. Splitting the operands is per operand,
+  // not per term (a GEMM reuses each split N times), and is not counted.
+  if (mode == "split:fp32b") return {6, "bf16", 6, 0};
+  if (mode == "split:fp32f") return {3, "fp16", 3, 0};
+  if (mode == "split:fp32t") return {3, "tf32", 3, 0};
+  if (mode == "split:int16") return {4, "int8", 1, 3};
+  throw std::invalid_argument("cost model: unknown split scheme '" + mode + "'");
+}
+
 UnitCost mac_cost(const CostModel& m, const std::string& a, const std::string& b, const std::string& acc,
                   const std::string& mode) {
+  if (mode.rfind("split:", 0) == 0) {
+    const SplitCost s = split_cost_shape(mode);
+    return mul_cost(m, s.unit, s.unit) * s.unit_muls + add_cost(m, acc) * s.acc_adds +
+           add_cost(m, "int32") * s.combine_adds;
+  }
   UnitCost mul = mode.rfind("lut:", 0) == 0 ? approx_mul_cost(m, mode) : mul_cost(m, a, b);
   return mul + add_cost(m, acc);
 }

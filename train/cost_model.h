@@ -53,8 +53,19 @@ UnitCost add_cost(const CostModel& m, const std::string& format);
 UnitCost mul_cost(const CostModel& m, const std::string& a, const std::string& b);
 // An approximate multiplier "lut:<model>:<format>": approx_mul_factor of the exact one of that format.
 UnitCost approx_mul_cost(const CostModel& m, const std::string& spec);
+// A split product (mode "split:<scheme>", docs/contract.md section 5.6): the
+// scheme's unit multiplies and its additions into the accumulator.
+struct SplitCost {
+  int unit_muls = 0;      // products of the unit format per term
+  std::string unit;       // the unit's format: bf16, fp16, tf32, int8
+  int acc_adds = 0;       // partial products added into the accumulator
+  int combine_adds = 0;   // exact int32 additions combining the byte products (int16)
+};
+// The scheme of a "split:..." mode; throws std::invalid_argument for another mode.
+SplitCost split_cost_shape(const std::string& mode);
 // One multiply-accumulate: the product (mode "lut:<model>:<format>": the
-// approximate multiplier) and the addition.
+// approximate multiplier; "split:<scheme>": the scheme's unit multiplies and
+// additions, which replace the plain one) and the addition.
 UnitCost mac_cost(const CostModel& m, const std::string& a, const std::string& b, const std::string& acc,
                   const std::string& mode);
 // A non-linear function evaluation: exact (function_muls products and

@@ -77,6 +77,11 @@ void mac_kinds(std::ostringstream& o, const CostCounts& c, const CostModel& m) {
     const double each = mac_cost(m, a, b, acc, mode).pj;
     o << fmt::format("  {:<36} {:>16} x {:.4f} pJ = {}\n", fmt::format("{} x {} -> {} ({})", a, b, acc, mode),
                      grouped(n), each, energy_text(each * static_cast<double>(n)));
+    if (mode.rfind("split:", 0) == 0) {  // what the scheme costs in the units it is built from
+      const SplitCost s = split_cost_shape(mode);
+      o << fmt::format("  {:<36} {:>16} {} unit multiplies ({} per product)\n", "", grouped(n * s.unit_muls), s.unit,
+                       s.unit_muls);
+    }
   }
 }
 
