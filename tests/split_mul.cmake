@@ -22,3 +22,11 @@ set_tests_properties(compare_emulation_split PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME compare_emulation_split_conv
   COMMAND emutrain compare-emulation --op conv3x3 --size 1,2,4,4,2 --format split:fp32b)
 set_tests_properties(compare_emulation_split_conv PROPERTIES WILL_FAIL TRUE)
+
+# The calculator for people: 0.1 x 3 under fp32b. 0.1 (binary32 0x3dcccccd) splits into
+# Hi 0.10009765625, Mi -9.7751617431640625e-05, Lo 9.6857547760009765625e-08 (their sum is
+# 0.1 exactly); 3 is Hi alone. The six additions into fp32 give 0x3e99999a, the binary32
+# nearest the exact 0.300000004470348358154296875 (same as a correctly rounded product here).
+add_test(NAME calc_cli_split_human COMMAND emutrain calc split:fp32b mul 0.1 3)
+set_tests_properties(calc_cli_split_human PROPERTIES PASS_REGULAR_EXPRESSION
+  "hi 0\\.10009765625  mi -9\\.7751617431640625e-05  lo 9\\.6857547760009765625e-08.*split +0\\.300000011920928955078125 +0x1\\.333334p-2")
