@@ -1,5 +1,7 @@
 #include "core/numerics_policy.h"
 
+#include "core/split_stats.h"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -222,6 +224,8 @@ LayerNumerics NumericsPolicy::resolve(const std::string& module_path) const {
   apply(n, defaults_, "numerics.default");
   for (const Override& o : overrides_)
     if (glob_match(o.glob, module_path)) apply(n, o.entries, "numerics.overrides['" + o.glob + "']");
+  // split:auto counts its choices per layer (core/split_stats.h).
+  if (!n.mac.mul_exact && n.mac.split == SplitMul::Auto) n.mac.stats_slot = split_stats_slot(module_path);
   return n;
 }
 

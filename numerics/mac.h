@@ -30,6 +30,9 @@ struct MacPolicy {
   // a time; `mul` then holds the unit format (bf16, fp16, tf32, int8) so that
   // no fast path takes it for plain fp32. Set through set_split_mul().
   SplitMul split = SplitMul::None;
+  // split:auto: where the backends count the reductions each scheme computed
+  // (core/split_stats.h; -1: not counted). Set per layer by NumericsPolicy::resolve.
+  int32_t stats_slot = -1;
 };
 
 // Whether the products come from something other than R_mul(a b) (a table or a
@@ -63,10 +66,12 @@ EMU_HD uint64_t mac_site_count(int64_t K, int chunk) {
 // split_mac_term's (docs/contract.md section 5.6). mac_reduce
 // and the fast kernels' lane-by-lane fallback share this definition; the draws
 // are read under :sr only (an approximate multiplier's format never has :sr).
-EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_t mul_draw = 0,
-                       uint32_t acc_draw = 0) {
+// `scheme` is the split scheme the term uses: p.split, or what the reduction
+// resolved split:auto to (MacState::split).
+EMU_HD double mac_term_split(const MacPolicy& p, SplitMul scheme, double acc, float a, float b,
+                             uint32_t mul_draw = 0, uint32_t acc_draw = 0) {
   if (a == 0.0f || b == 0.0f) return acc;
-  if (!p.mul_exact && p.split != SplitMul::None) return split_mac_term(p.split, p.acc, acc, a, b);
+  if (!p.mul_exact && p.split != SplitMul::None) return split_mac_term(scheme, p.acc, acc, a, b);
   if (!p.mul_exact && has_approx_mul(p.lut))
     return add_into(p.acc, acc, approx_mul_lut(p.lut, p.mul, a, b), acc_draw);
   double product = static_cast<double>(a) * static_cast<double>(b);  // exact: 48 bits
@@ -74,12 +79,30 @@ EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_
   return add_into(p.acc, acc, product, acc_draw);
 }
 
+EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_t mul_draw = 0,
+                       uint32_t acc_draw = 0) {
+  return mac_term_split(p, p.split, acc, a, b, mul_draw, acc_draw);
+}
+
 // The running state of one reduction, advanced term by term: a tiled kernel
 // keeps one per output across its K tiles and gets mac_reduce's bits.
 struct MacState {
   double outer = 0.0;  // +0 in acc_outer (chunked reductions)
   double acc = 0.0;    // +0 in acc
+  // split:auto: the scheme this reduction resolved to before its first term
+  // (mac_state_for); left Auto, a split term is NaN (a kernel that forgot).
+  SplitMul split = SplitMul::Auto;
 };
+
+// A fresh state for one reduction whose operands are a[0..K), b[0..K): resolves
+// split:auto from them (split_auto_scheme), so every reduction decides from its
+// own row of A and column of B. Kernels that step terms without arrays resolve
+// through split_auto_in_range themselves and set MacState::split.
+EMU_HD MacState mac_state_for(const MacPolicy& p, const float* a, const float* b, int64_t K) {
+  MacState s;
+  if (!p.mul_exact && p.split == SplitMul::Auto) s.split = split_auto_scheme(a, b, K);
+  return s;
+}
 
 // Term k of K (k ascending from 0): the chunk promotion when term k starts a new
 // chunk, then mac_term unless an operand is zero (skipped, drawing nothing).
@@ -93,7 +116,7 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
     s.acc = 0.0;
   }
   if (a == 0.0f || b == 0.0f) return;
-  s.acc = mac_term(p, s.acc, a, b, !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
+  s.acc = mac_term_split(p, p.split == SplitMul::Auto ? s.split : p.split, s.acc, a, b, !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
                    is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
 }
 
@@ -120,7 +143,7 @@ EMU_HD double mac_finish(const MacPolicy& p, MacState& s, int64_t K, const float
 template <class Draw>
 EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K,
                          const float* bias, Draw draw) {
-  MacState s;
+  MacState s = mac_state_for(p, a, b, K);
   for (int64_t k = 0; k < K; ++k) mac_step(p, s, K, k, a[k], b[k], draw);
   return mac_finish(p, s, K, bias, draw);
 }

@@ -7,6 +7,8 @@
 //   mul: split:fp32t   two tf32 parts, three products
 //   mul: split:int16   int16 operands as a signed high and an unsigned low byte,
 //                      four byte products summed exactly, one addition
+//   mul: split:auto    per reduction, fp32f when all its operands lie in fp16's
+//                      safe range (split_auto_in_range), else fp32b (APE 5.2)
 //
 // One term of a reduction adds its partial products to the running
 // accumulator one at a time, in the listed order, each addition rounded in the
@@ -25,7 +27,9 @@
 namespace emu {
 
 // Which split scheme a policy's multiplier uses (None: not split).
-enum class SplitMul : uint8_t { None = 0, Fp32B, Fp32F, Fp32T, Int16 };
+// Auto is a policy's choice only: each reduction resolves it to Fp32F or Fp32B
+// from its operands (split_auto_scheme) before its first term.
+enum class SplitMul : uint8_t { None = 0, Fp32B, Fp32F, Fp32T, Int16, Auto };
 
 namespace split_detail {
 
@@ -125,11 +129,31 @@ EMU_HD int32_t split_int16_product(float a, float b) {
   return xh * yh * 65536 + (xh * yl + xl * yh) * 256 + xl * yl;
 }
 
+// Whether x lies where split:fp32f keeps its precision (docs/contract.md
+// section 5.6): zero, or 2^-14 <= |x| < 2^15, fp16's normal range without its
+// top binade (there the scaled low part can overflow). Inf and NaN do not.
+EMU_HD bool split_auto_in_range(float x) {
+  const uint32_t e = (float_bits(x) >> 23) & 0xffu;  // biased exponent
+  return (float_bits(x) & 0x7fffffffu) == 0 || (e >= 127 - 14 && e < 127 + 15);
+}
+
+// split:auto's scheme for one reduction's block of operands (a[0..K) and
+// b[0..K), the row of A and the column of B of one output): Fp32F when every
+// operand is in range, else Fp32B.
+EMU_HD SplitMul split_auto_scheme(const float* a, const float* b, int64_t K) {
+  for (int64_t k = 0; k < K; ++k)
+    if (!split_auto_in_range(a[k]) || !split_auto_in_range(b[k])) return SplitMul::Fp32B;
+  return SplitMul::Fp32F;
+}
+
 // One term: acc' after adding the scheme's partial products of a and b to acc,
 // one at a time, each addition rounded into `acc_format` (no draws: :sr
 // accumulators are refused for split policies). Partial products are exact in
 // binary64 (at most 2 x 11 significant bits, the 2^-12 scaling included).
 EMU_HD double split_mac_term(SplitMul s, const Format& acc_format, double acc, float a, float b) {
+  // An Auto that no reduction resolved is a kernel bug: poison the result so
+  // that tests see it (tests/test_split_auto.cpp runs every layer under auto).
+  if (s == SplitMul::Auto) return quiet_nan();
   if (s == SplitMul::Int16) return add_into(acc_format, acc, static_cast<double>(split_int16_product(a, b)));
   const SplitParts x = split_parts(s, a), y = split_parts(s, b);
   auto add = [&](float u, float v, double scale) {

@@ -6,7 +6,7 @@
 namespace emu {
 
 namespace {
-constexpr const char* kAllowed = "split:fp32b, split:fp32f, split:fp32t, split:int16";
+constexpr const char* kAllowed = "split:fp32b, split:fp32f, split:fp32t, split:int16, split:auto";
 }
 
 bool is_split_mul_spec(const std::string& s) { return s.rfind("split:", 0) == 0; }
@@ -16,6 +16,7 @@ SplitMul parse_split_mul(const std::string& s) {
   if (s == "split:fp32f") return SplitMul::Fp32F;
   if (s == "split:fp32t") return SplitMul::Fp32T;
   if (s == "split:int16") return SplitMul::Int16;
+  if (s == "split:auto") return SplitMul::Auto;
   throw std::invalid_argument("'" + s + "' is not a split multiplier; allowed: " + kAllowed);
 }
 
@@ -25,6 +26,7 @@ std::string split_mul_name(SplitMul s) {
     case SplitMul::Fp32F: return "split:fp32f";
     case SplitMul::Fp32T: return "split:fp32t";
     case SplitMul::Int16: return "split:int16";
+    case SplitMul::Auto: return "split:auto";
     default: return "";
   }
 }
@@ -32,7 +34,8 @@ std::string split_mul_name(SplitMul s) {
 Format split_unit_format(SplitMul s) {
   switch (s) {
     case SplitMul::Fp32B: return parse_format("bf16");
-    case SplitMul::Fp32F: return parse_format("fp16");
+    case SplitMul::Fp32F:
+    case SplitMul::Auto: return parse_format("fp16");  // its cheaper choice; fp32b's units are bf16
     case SplitMul::Fp32T: return parse_format("tf32");
     case SplitMul::Int16: return parse_format("int8");
     default: return Format{};

@@ -83,6 +83,13 @@ EMU_HD double reduce_terms(const MacRounding& m, bool native, int64_t K, const T
   }
   if (!m.fast) {
     MacState s;
+    if (!m.p.mul_exact && m.p.split == SplitMul::Auto) {  // resolve from the terms (mac_state_for)
+      s.split = SplitMul::Fp32F;
+      for (int64_t k = 0; k < K; ++k) {
+        terms(k, &a, &b);
+        if (!split_auto_in_range(a) || !split_auto_in_range(b)) s.split = SplitMul::Fp32B;
+      }
+    }
     for (int64_t k = 0; k < K; ++k) {
       terms(k, &a, &b);
       mac_step(m.p, s, K, k, a, b, draw);

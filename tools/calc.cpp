@@ -283,7 +283,7 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
 // `calc split:<scheme> mul A B`: the parts, the product (one term into an fp32
 // accumulator, as `calc --batch` gives it) and its error against the exact product.
 int run_split(const std::vector<std::string>& args, std::ostream& out) {
-  const SplitMul s = parse_split_mul(args[0]);
+  SplitMul s = parse_split_mul(args[0]);
   if (args.size() != 4 || args[1] != "mul")
     throw std::runtime_error(fmt::format("calc: '{}' is a split multiplier: use calc {} mul A B", args[0], args[0]));
   float v[2];
@@ -291,7 +291,12 @@ int run_split(const std::vector<std::string>& args, std::ostream& out) {
     std::string why;
     if (!calc::parse_binary32(args[2 + j], &v[j], &why)) throw std::runtime_error("calc: " + why);
   }
-  out << fmt::format("multiplier {} ({} unit multiplies per term, docs/contract.md section 5.6)\n", args[0],
+  if (s == SplitMul::Auto) {  // a one-term reduction: its block is the two operands
+    s = split_auto_scheme(&v[0], &v[1], 1);
+    out << fmt::format("split:auto chose {} ({} fp32f's range 2^-14 <= |x| < 2^15)\n", split_mul_name(s),
+                       s == SplitMul::Fp32F ? "both operands inside" : "an operand outside");
+  }
+  out << fmt::format("multiplier {} ({} unit multiplies per term, docs/contract.md section 5.6)\n", split_mul_name(s),
                      split_unit_multiplies(s));
   for (int j = 0; j < 2; ++j) {
     if (s == SplitMul::Int16) {

@@ -310,6 +310,10 @@ SplitCost split_cost_shape(const std::string& mode) {
   if (mode == "split:fp32f") return {3, "fp16", 3, 0};
   if (mode == "split:fp32t") return {3, "tf32", 3, 0};
   if (mode == "split:int16") return {4, "int8", 1, 3};
+  // split:auto picks fp32f or fp32b per block from the data, which a static count
+  // cannot know: it is priced at its upper bound, fp32b; the training log's
+  // split:auto lines give the measured shares (docs/split_mul.md).
+  if (mode == "split:auto") return {6, "bf16", 6, 0};
   throw std::invalid_argument("cost model: unknown split scheme '" + mode + "'");
 }
 

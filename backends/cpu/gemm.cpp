@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/split_gemm.h"
 #include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 
@@ -491,6 +492,8 @@ const char* gemm_path_name(GemmPath path) {
       return "posit";
     case GemmPath::Lut:
       return "lut/fp32";
+    case GemmPath::Split:
+      return "split/fp32";
   }
   return "?";
 }
@@ -500,7 +503,7 @@ GemmPath gemm_policy_path(const MacPolicy& p) {
   // An approximate multiplier's products come from its table (mac_term): the
   // kernels below do not round products that way; (f) or the generic path runs.
   // A split scheme's partial products (docs/contract.md section 5.6): only mac_term forms them.
-  if (!p.mul_exact && p.split != SplitMul::None) return GemmPath::Generic;
+  if (!p.mul_exact && p.split != SplitMul::None) return split_gemm_applies(p) ? GemmPath::Split : GemmPath::Generic;
   if (!p.mul_exact && has_approx_mul(p.lut))
     return is_plain_fp32(acc) && p.chunk == 0 && !is_stochastic(p.out) ? GemmPath::Lut : GemmPath::Generic;
   if (is_stochastic(acc) || (!p.mul_exact && is_stochastic(p.mul))) {
@@ -532,6 +535,7 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
   if (M <= 0 || N <= 0) return GemmPath::Generic;
   const Problem pb{&p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, mac_site_count(K, p.chunk)};
   threads = resolve_threads(threads);
+  count_split_auto(p, A, lda, B, ldb, M, N, K);  // split:auto's per-layer statistics
   GemmPath path = force_generic || K <= 0 ? GemmPath::Generic : gemm_policy_path(p);
   switch (path) {
     case GemmPath::Fp32:
@@ -600,6 +604,9 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
     }
     case GemmPath::Lut:
       lut_gemm(pb, threads);
+      return path;
+    case GemmPath::Split:
+      split_gemm(p, A, lda, B, ldb, C, ldc, M, N, K, bias, threads);
       return path;
     case GemmPath::Generic:
       break;

@@ -48,11 +48,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/device_lut.h"
+#include "backends/cuda/ops/scratch.h"
+#include "core/split_stats.h"
 #include "numerics/element_arith.h"
 #include "numerics/fp32_ops.h"
 #include "numerics/mac.h"
@@ -160,7 +164,45 @@ struct TileShape {
   float* c = nullptr;  // the op's contiguous result
   DrawKey key{};
   uint64_t sites = 0;  // mac_site_count(K, chunk)
+  // split:auto with a statistics slot: outputs computed as fp32f ([0]) and as
+  // fp32b ([1]), added up on the device (launch_tiles reports them).
+  unsigned long long* auto_counts = nullptr;
 };
+
+// split:auto (docs/contract.md section 5.6): each of the thread's outputs
+// resolves its scheme from its own row of A and column of B before the first
+// term, as mac_state_for does for mac_reduce's arrays.
+template <class Problem>
+__device__ void resolve_split_auto(const Problem& prob, const TileShape& s, int64_t b, int64_t row0, int64_t col0,
+                                   MacState (&state)[kPer][kPer]) {
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  bool row_in[kPer], col_in[kPer];
+  for (int i = 0; i < kPer; ++i) {
+    const int64_t r = row0 + ty + kThreadsSide * i;
+    row_in[i] = true;
+    if (r >= s.rows) continue;
+    const typename Problem::RowCursor cur = prob.a_row(b, r);
+    for (int64_t k = 0; k < s.K && row_in[i]; ++k) row_in[i] = split_auto_in_range(prob.a_at(cur, k));
+  }
+  for (int j = 0; j < kPer; ++j) {
+    const int64_t c = col0 + tx + kThreadsSide * j;
+    col_in[j] = true;
+    if (c >= s.cols) continue;
+    const typename Problem::ColCursor cur = prob.b_col(b, c);
+    for (int64_t k = 0; k < s.K && col_in[j]; ++k) col_in[j] = split_auto_in_range(prob.b_at(cur, k));
+  }
+  unsigned long long n[2] = {0, 0};
+  for (int i = 0; i < kPer; ++i)
+    for (int j = 0; j < kPer; ++j) {
+      const bool f = row_in[i] && col_in[j];
+      state[i][j].split = f ? SplitMul::Fp32F : SplitMul::Fp32B;
+      if (row0 + ty + kThreadsSide * i < s.rows && col0 + tx + kThreadsSide * j < s.cols) ++n[f ? 0 : 1];
+    }
+  if (s.auto_counts) {
+    if (n[0]) atomicAdd(&s.auto_counts[0], n[0]);
+    if (n[1]) atomicAdd(&s.auto_counts[1], n[1]);
+  }
+}
 
 // Term k0 + kk of the thread's 2x2 outputs (rows ty + 16 i, columns tx + 16 j:
 // neighbouring threads read neighbouring shared-memory columns).
@@ -197,6 +239,9 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
       const uint64_t o = r < s.rows && col < s.cols ? prob.out_index(b, r, col) : 0;
       draw[i][j] = OutputDraw{s.key.seed, s.key.stream, o * s.sites};
     }
+  if constexpr (std::is_same<typename Path::State, MacState>::value) {
+    if (!p.mul_exact && p.split == SplitMul::Auto) resolve_split_auto(prob, s, b, row0, col0, state);
+  }
 
   // This thread loads A's rows flat / kTileK + l * (kThreads / kTileK) at k offset flat % kTileK,
   // and B's column flat % kTile at k offsets flat / kTile + l * (kThreads / kTile).
@@ -287,7 +332,17 @@ void launch_tiles(const char* name, const MacPolicy& policy, const Problem& prob
   } else if (rounded_path(p)) {
     launch_path(name, p, RoundedPath{FastRound(p.mul), FastRound(p.acc)}, prob, s);
   } else {
+    // split:auto's per-layer statistics (core/split_stats.h): counted on the device.
+    const bool count = !p.mul_exact && p.split == SplitMul::Auto && p.stats_slot >= 0;
+    std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(2) : nullptr);
+    s.auto_counts = count ? counts->get() : nullptr;
     launch_path(name, p, GenericPath{}, prob, s);
+    if (count) {
+      unsigned long long n[2];
+      copy_to_host(n, counts->get(), sizeof n);
+      const uint64_t per = static_cast<uint64_t>(s.K);
+      split_stats_add(p.stats_slot, SplitAutoCounts{n[0], n[1], n[0] * per, n[1] * per});
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/split_stats.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
 
@@ -44,6 +46,8 @@ struct SpmmArgs {
   int64_t rows, n;
   DrawKey key;
   uint64_t sites;  // mac_site_count(Kmax, chunk): the draw stride between outputs
+  // split:auto with a statistics slot: fp32f outputs, their terms, fp32b outputs, their terms.
+  unsigned long long* auto_counts;
 };
 
 // The draw of `site` of one output (only called under :sr).
@@ -59,6 +63,18 @@ __global__ void spmm_kernel(MacPolicy p, SpmmArgs s) {
     const int64_t begin = s.row_ptr[i], K = s.row_ptr[i + 1] - begin;
     const OutputDraw draw{s.key.seed, s.key.stream, static_cast<uint64_t>(o) * s.sites};
     MacState state;
+    if (!p.mul_exact && p.split == SplitMul::Auto) {  // resolved from the output's terms (mac_state_for)
+      state.split = SplitMul::Fp32F;
+      for (int64_t q = 0; q < K; ++q)
+        if (!split_auto_in_range(s.values[begin + q]) ||
+            !split_auto_in_range(s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j]))
+          state.split = SplitMul::Fp32B;
+      if (s.auto_counts) {
+        const int f = state.split == SplitMul::Fp32F ? 0 : 2;
+        atomicAdd(&s.auto_counts[f], 1ull);
+        atomicAdd(&s.auto_counts[f + 1], static_cast<unsigned long long>(K));
+      }
+    }
     for (int64_t q = 0; q < K; ++q)
       mac_step(p, state, K, q, s.values[begin + q], s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j], draw);
     s.c[o] = static_cast<float>(mac_finish(p, state, K, s.bias ? s.bias + j : nullptr, draw));
@@ -102,10 +118,17 @@ void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, 
   const Tensor bias_c = bias ? bias->contiguous() : Tensor();
   const Upload<int64_t> row_ptr(a.row_ptr);
   const Upload<int32_t> col_idx(a.col_idx);
+  const bool count = !p.mul_exact && p.split == SplitMul::Auto && p.stats_slot >= 0;  // core/split_stats.h
+  std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(4) : nullptr);
   const SpmmArgs s{row_ptr.get(), col_idx.get(), values, contiguous_data(bc, "b"),
                    bias ? contiguous_data(bias_c, "bias") : nullptr, cp, a.rows, n, key,
-                   mac_site_count(max_row_entries(a), p.chunk)};
+                   mac_site_count(max_row_entries(a), p.chunk), count ? counts->get() : nullptr};
   launch_each("spmm_kernel", spmm_kernel, a.rows * n, p, s);
+  if (count) {
+    unsigned long long h[4];
+    copy_to_host(h, counts->get(), sizeof h);
+    split_stats_add(p.stats_slot, SplitAutoCounts{h[0], h[2], h[1], h[3]});
+  }
   // The uploads go back to the cache now: the one stream orders their reuse after this kernel.
 }
 
