@@ -274,10 +274,10 @@ class Batch {
     append_binary32(out, decode(f, code));
   }
 
-  // dot MUL ACC OUT [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...
+  // dot MUL ACC OUT [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...
   void dot_line(const std::vector<std::string_view>& tokens, std::string* out) {
     if (tokens.size() < 4)
-      throw LineError("dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...");
+      throw LineError("dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...");
     MacPolicy p;
     p.mul_exact = tokens[1] == "exact";
     if (is_split_mul_spec(std::string(tokens[1]))) {
@@ -293,7 +293,7 @@ class Batch {
     p.out = formats_.get(tokens[3]);
     require_storage(p.out, "the output of 'dot'");
     p.acc_outer = fp32_;
-    bool have_chunk = false, have_outer = false, have_bias = false;
+    bool have_chunk = false, have_outer = false, have_bias = false, have_fused = false;
     float bias = 0;
     a_.clear();
     b_.clear();
@@ -318,6 +318,18 @@ class Batch {
         if (!ok || c > 0x7fffffff)
           throw LineError(fmt::format("{} is not a chunk size (a decimal integer 0 .. 2^31-1)", quoted(t)));
         p.chunk = static_cast<int>(c);
+      } else if (key == "fused") {  // fused runs of F products (docs/contract.md section 4.8)
+        if (have_fused) throw LineError("fused= given twice");
+        have_fused = true;
+        uint64_t f = 0;
+        bool ok = !value.empty() && value.size() <= 5;
+        for (char d : value) {
+          ok = ok && is_digit(d);
+          f = f * 10 + static_cast<uint64_t>(d - '0');
+        }
+        if (!ok || f > 65536)
+          throw LineError(fmt::format("{} is not a fused run length (a decimal integer 0 .. 65536)", quoted(t)));
+        p.fused = static_cast<int>(f);
       } else if (key == "outer") {
         if (have_outer) throw LineError("outer= given twice");
         have_outer = true;
@@ -327,10 +339,13 @@ class Batch {
         have_bias = true;
         bias = number_arg(value, "bias");
       } else {
-        throw LineError(fmt::format("unknown dot option {}; allowed: chunk=C outer=SPEC bias=X", quoted(t)));
+        throw LineError(fmt::format("unknown dot option {}; allowed: chunk=C outer=SPEC fused=F bias=X", quoted(t)));
       }
     }
     if (have_outer && p.chunk == 0) throw LineError("outer= needs chunk=C with C > 0");
+    if (p.fused > 0 && p.chunk > 0 && p.chunk % p.fused != 0)
+      throw LineError(fmt::format("chunk={} is not a multiple of fused={} (a fused run must not straddle a chunk)",
+                                  p.chunk, p.fused));
     try {
       check_split_policy(p);
     } catch (const std::invalid_argument& e) {

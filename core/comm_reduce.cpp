@@ -64,6 +64,13 @@ void reduce_over_rows(const MacPolicy& p, int64_t rows, Tensor& out, const std::
         "align with the chunks)",
         what, share, p.chunk));
   const int64_t run = p.chunk > 0 ? p.chunk : share;
+  // Each rank's run is a chunk of the equivalent reduction, and fused runs never
+  // straddle a chunk (docs/contract.md section 4.8).
+  if (p.fused > 0 && run % p.fused != 0)
+    throw std::invalid_argument(fmt::format(
+        "{}: the data-parallel run of {} rows is not a multiple of the policy's fused {} (a fused run must not "
+        "straddle a rank's share)",
+        what, run, p.fused));
   if (p.acc.accumulator_only)
     throw std::invalid_argument(fmt::format(
         "{}: data-parallel reductions carry run results in binary32; acc {} is accumulator-only", what,

@@ -58,7 +58,7 @@ const char* function_name(Function f) { return kFunctionNames[static_cast<int>(f
 bool LayerNumerics::passthrough() const {
   return emulation == Emulation::Op && is_plain_fp32(weights) && is_plain_fp32(activations) &&
          is_plain_fp32(grads) && !mac.mul_exact && is_plain_fp32(mac.mul) && is_plain_fp32(mac.acc) &&
-         is_plain_fp32(mac.out) && mac.chunk == 0;
+         is_plain_fp32(mac.out) && mac.chunk == 0 && mac.fused == 0;
 }
 
 std::string LayerNumerics::describe() const {
@@ -71,6 +71,7 @@ std::string LayerNumerics::describe() const {
                               format_name(mac.acc),
                               format_name(mac.out));
   if (mac.chunk > 0) s += fmt::format(" chunk={} acc_outer={}", mac.chunk, format_name(mac.acc_outer));
+  if (mac.fused > 0) s += fmt::format(" fused={}", mac.fused);
   if (emulation == Emulation::Layer) s += " emulation=layer";
   if (sparsity.enabled()) s += " sparsity=" + sparsity.describe();
   for (int i = 0; i < static_cast<int>(Function::Count); ++i)
@@ -83,7 +84,7 @@ NumericsPolicy::NumericsPolicy() = default;
 const std::vector<std::string>& NumericsPolicy::keys() {
   static const std::vector<std::string> k = [] {
     std::vector<std::string> v = {"format", "weights", "activations", "grads", "mul",
-                                  "acc",    "out",     "chunk",       "acc_outer", "emulation"};
+                                  "acc",    "out",     "chunk",       "acc_outer", "fused", "emulation"};
     for (const char* s : {"sparsity", "sparsity_on", "sparsity_score"}) v.push_back(s);
     for (const char* f : kFunctionNames) v.push_back(std::string("functions.") + f);
     return v;
@@ -148,6 +149,17 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         }
         if (used != v.size() || c < 0 || c > (1L << 30)) bad(where, k, v, "is not a whole number >= 0");
         n.mac.chunk = static_cast<int>(c);
+      } else if (k == "fused") {
+        // Fused runs of F products (docs/contract.md section 4.8); 65536 bounds the
+        // exact run accumulator's headroom (numerics/exact_run.h).
+        size_t used = 0;
+        long f = -1;
+        try {
+          f = std::stol(v, &used);
+        } catch (const std::exception&) {
+        }
+        if (used != v.size() || f < 0 || f > 65536) bad(where, k, v, "is not a whole number in 0 .. 65536");
+        n.mac.fused = static_cast<int>(f);
       } else if (k == "emulation") {
         if (v == "op") n.emulation = Emulation::Op;
         else if (v == "layer") n.emulation = Emulation::Layer;
@@ -192,6 +204,12 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
       }
     }
   }
+  // Fused runs never straddle a chunk boundary (docs/contract.md section 4.8),
+  // whichever key came last.
+  if (n.mac.fused > 0 && n.mac.chunk > 0 && n.mac.chunk % n.mac.fused != 0)
+    throw std::invalid_argument(fmt::format(
+        "{}: chunk {} is not a multiple of fused {} (a fused run must not straddle a chunk boundary)", where,
+        n.mac.chunk, n.mac.fused));
   // A split multiplier with an :sr accumulator, whichever key came last.
   try {
     check_split_policy(n.mac);
@@ -224,8 +242,9 @@ LayerNumerics NumericsPolicy::resolve(const std::string& module_path) const {
   apply(n, defaults_, "numerics.default");
   for (const Override& o : overrides_)
     if (glob_match(o.glob, module_path)) apply(n, o.entries, "numerics.overrides['" + o.glob + "']");
-  // split:auto counts its choices per layer (core/split_stats.h).
-  if (!n.mac.mul_exact && n.mac.split == SplitMul::Auto) n.mac.stats_slot = split_stats_slot(module_path);
+  // split:auto and split:fp32f count, per layer, the blocks inside fp32f's range (core/split_stats.h).
+  if (!n.mac.mul_exact && (n.mac.split == SplitMul::Auto || n.mac.split == SplitMul::Fp32F))
+    n.mac.stats_slot = split_stats_slot(module_path, n.mac.split);
   return n;
 }
 

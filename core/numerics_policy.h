@@ -63,7 +63,8 @@ class NumericsPolicy {
   // Keys: format (shorthand for weights, activations, grads, mul, acc and out,
   // applied before the other keys; a block format sets only the three reads and
   // leaves mul, acc and out fp32), weights, activations, grads, mul (a format
-  // or "exact"), acc, out, chunk (an integer >= 0), acc_outer, emulation ("op" or
+  // or "exact"), acc, out, chunk (an integer >= 0), acc_outer, fused (an integer in
+  // 0 .. 65536 that divides chunk when both are set: docs/contract.md section 4.8), emulation ("op" or
   // "layer"), functions.<exp|log|tanh|sigmoid|gelu|silu|softmax_exp|rsqrt|
   // reciprocal> ("exact"; for exp, tanh, sigmoid, gelu, silu and softmax_exp also
   // "pwl:<K>" or user breakpoints "pwl:<b0>,<b1>,...", numerics/pwl.h). Values are checked at once; errors name the key, the

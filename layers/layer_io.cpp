@@ -38,7 +38,7 @@ MacPolicy backward_mac(const LayerNumerics& n) {
 }
 
 MacPolicy sum_mac(const LayerNumerics& n) {
-  MacPolicy p = backward_mac(n);
+  MacPolicy p = unfused(backward_mac(n));  // sums never fuse (docs/contract.md section 4.8)
   p.mul_exact = true;
   return p;
 }

@@ -101,14 +101,17 @@ EMU_HD double rounded_div(const Format& f, const FastRound& fr, double a, double
 
 // mac_reduce (numerics/mac.h) without a bias, the same bits, with the roundings
 // through FastRound where the policy has no chunks and no :sr (else it is
-// mac_reduce itself). Built once per op, used per row.
+// mac_reduce itself). Built once per op, used per row. Its users are the sums
+// and dots of docs/contract.md section 4.7 (row ops, norms, pools, losses,
+// sequence ops), which never form fused runs (section 4.8): the policy is
+// stored unfused whatever the layer's says.
 struct MacRounding {
   MacPolicy p;
   FastRound mul, acc, out;
   bool fast;
 
   EMU_HD explicit MacRounding(const MacPolicy& policy)
-      : p(policy), mul(policy.mul), acc(policy.acc), out(policy.out),
+      : p(unfused(policy)), mul(policy.mul), acc(policy.acc), out(policy.out),
         fast(policy.chunk == 0 && !(!policy.mul_exact && is_stochastic(policy.mul)) && !is_stochastic(policy.acc) &&
              !is_stochastic(policy.out) && !custom_mul(policy)) {}  // tables, splits: mac_reduce
 

@@ -8,6 +8,8 @@
 #pragma once
 
 #include "numerics/approx_mul_lut.h"
+#include "numerics/exact_run.h"
+#include "numerics/fused_split.h"
 #include "numerics/round.h"
 #include "numerics/split_mul.h"
 
@@ -20,6 +22,11 @@ struct MacPolicy {
   Format out;             // result format
   int chunk = 0;          // > 0: sums of `chunk` consecutive terms go to acc_outer
   Format acc_outer;       // the second accumulator when chunk > 0 (default fp32)
+  // `fused: F` (docs/contract.md section 4.8): > 0: the products of each run of F
+  // consecutive terms are summed exactly with acc and rounded once into acc (a
+  // tensor core's MMA). Only the reductions of section 4.1 fuse: every policy
+  // derived for a sum of section 4.7 clears it (unfused()). chunk % F == 0.
+  int fused = 0;
   // `mul: lut:<name>:<format>` (docs/approx_mul.md): when set, the product of a
   // term is the table's approximate product in `mul` (mul_exact is false)
   // instead of R_mul(a b). Set through set_approx_mul() (numerics/approx_mul.h);
@@ -40,6 +47,14 @@ struct MacPolicy {
 // products itself steps aside for these policies.
 EMU_HD bool custom_mul(const MacPolicy& p) {
   return !p.mul_exact && (has_approx_mul(p.lut) || p.split != SplitMul::None);
+}
+
+// p for a sum of docs/contract.md section 4.7 (softmax denominators, norm
+// statistics, losses, bias and channel gradients, dots of gradients): those
+// never form fused runs (section 4.8), whatever the layer's policy says.
+EMU_HD MacPolicy unfused(MacPolicy p) {
+  p.fused = 0;
+  return p;
 }
 
 // Where each rounding of one reduction takes its random draw under :sr: the
@@ -92,7 +107,43 @@ struct MacState {
   // split:auto: the scheme this reduction resolved to before its first term
   // (mac_state_for); left Auto, a split term is NaN (a kernel that forgot).
   SplitMul split = SplitMul::Auto;
+  // fused > 0 (docs/contract.md section 4.8): the products of the pending run,
+  // run number `run_index` (terms run_index*F ..), not yet in acc.
+  ExactRun run;
+  int64_t run_index = 0;
 };
+
+// One term of a fused run: its product(s) into s.run exactly (skipped when an
+// operand is zero). The products are mac_term_split's: R_mul(a b) (exact under
+// `mul: exact`), an approximate multiplier's, or a split scheme's partial
+// products (all of them join the run's one exact sum).
+EMU_HD void mac_term_fused(const MacPolicy& p, SplitMul scheme, ExactRun& run, float a, float b,
+                           uint32_t mul_draw = 0) {
+  if (a == 0.0f || b == 0.0f) return;
+  if (!p.mul_exact && p.split != SplitMul::None) return fused_split_products(scheme, run, a, b);
+  if (!p.mul_exact && has_approx_mul(p.lut)) return run.add(approx_mul_lut(p.lut, p.mul, a, b));
+  double product = static_cast<double>(a) * static_cast<double>(b);  // exact: 48 bits
+  if (!p.mul_exact) product = round_value(p.mul, product, mul_draw);
+  run.add(product);
+}
+
+// acc' = R_f(acc + the run's exact sum), one rounding (the run is empty after).
+// Wrapping fixed point reduces the total as add_into does (fixed_wrap_reduce).
+EMU_HD double fused_round(const Format& f, ExactRun& run, double acc, uint32_t rand) {
+  run.add(acc);
+  const bool wrap = f.family == Family::Fixed && !f.saturate;
+  return round_exact(f, run.take(round_down_zero(f), wrap, f.nbits - f.frac_bits + 1), rand);
+}
+
+// The pending run (if any term of it was not skipped) into acc. Its rounding
+// draws at the accumulation site of the run's last position (section 4.8).
+template <class Draw>
+EMU_HD void mac_flush_run(const MacPolicy& p, MacState& s, int64_t K, Draw draw) {
+  if (!s.run.active) return;
+  const int64_t end = (s.run_index + 1) * p.fused, last = (end < K ? end : K) - 1;
+  s.acc = fused_round(p.acc, s.run, s.acc,
+                      is_stochastic(p.acc) ? draw(MacSites::accumulate(static_cast<uint64_t>(last))) : 0);
+}
 
 // A fresh state for one reduction whose operands are a[0..K), b[0..K): resolves
 // split:auto from them (split_auto_scheme), so every reduction decides from its
@@ -109,6 +160,9 @@ EMU_HD MacState mac_state_for(const MacPolicy& p, const float* a, const float* b
 // `draw(site)` returns the 32-bit random draw for a site (only called for :sr).
 template <class Draw>
 EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, float a, float b, Draw draw) {
+  // fused: term k of a new run first rounds the previous run into acc (before
+  // a chunk's promotion, whose boundary is also a run's).
+  if (p.fused > 0 && s.run.active && k / p.fused != s.run_index) mac_flush_run(p, s, K, draw);
   if (p.chunk > 0 && k > 0 && k % p.chunk == 0) {
     const int64_t c = k / p.chunk - 1;
     s.outer = add_into(p.acc_outer, s.outer, s.acc,
@@ -116,6 +170,12 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
     s.acc = 0.0;
   }
   if (a == 0.0f || b == 0.0f) return;
+  if (p.fused > 0) {
+    s.run_index = k / p.fused;
+    mac_term_fused(p, p.split == SplitMul::Auto ? s.split : p.split, s.run, a, b,
+                   !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
+    return;
+  }
   s.acc = mac_term_split(p, p.split == SplitMul::Auto ? s.split : p.split, s.acc, a, b, !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
                    is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
 }
@@ -124,6 +184,7 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
 // y = R_out(result).
 template <class Draw>
 EMU_HD double mac_finish(const MacPolicy& p, MacState& s, int64_t K, const float* bias, Draw draw) {
+  if (p.fused > 0) mac_flush_run(p, s, K, draw);  // the last run, before the last promotion
   const bool chunked = p.chunk > 0;
   const int64_t chunks = chunked && K > 0 ? (K + p.chunk - 1) / p.chunk : 1;
   const uint64_t tail = 2 * static_cast<uint64_t>(K);

@@ -40,7 +40,9 @@ struct ChunkedReduce {
   bool native;        // native binary32 arithmetic gives a piece's bits
 
   // `sum`: every b_k is 1 (the products are exact, so only the additions matter).
-  EMU_HD ChunkedReduce(const MacPolicy& p, bool sum) : whole(p), piece(piece_policy(p)), native(false) {
+  // The norms' sums and dots are docs/contract.md section 4.7's: never fused (section 4.8).
+  EMU_HD ChunkedReduce(const MacPolicy& p, bool sum)
+      : whole(unfused(p)), piece(piece_policy(unfused(p))), native(false) {
     const MacPolicy& q = piece.p;
     native = sum ? native_sum(q) && is_plain_fp32(q.out)
                  : native_dot(q) && !custom_mul(q);

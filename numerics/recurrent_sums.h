@@ -20,6 +20,7 @@ inline MacPolicy recurrent_bias_policy(const MacPolicy& p) {
   sum.mul = is_stochastic(p.out) ? Format{} : p.out;
   sum.lut = {};
   sum.split = SplitMul::None;  // nor a split scheme
+  sum.fused = 0;               // a sum of docs/contract.md section 4.7: never fused (section 4.8)
   return sum;
 }
 

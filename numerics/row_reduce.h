@@ -17,9 +17,10 @@
 namespace emu {
 
 // A plain sum (products with 1 are exact) accumulated in p's acc, the result
-// left in the accumulator's own format (acc_outer when chunked).
+// left in the accumulator's own format (acc_outer when chunked); a sum of
+// docs/contract.md section 4.7, so never fused (section 4.8).
 EMU_HD MacPolicy plain_sum_policy(const MacPolicy& p) {
-  MacPolicy s = p;
+  MacPolicy s = unfused(p);
   s.mul_exact = true;
   s.out = p.chunk > 0 ? p.acc_outer : p.acc;
   return s;
@@ -27,8 +28,9 @@ EMU_HD MacPolicy plain_sum_policy(const MacPolicy& p) {
 
 // p's reduction (products as p says) with the result left in the accumulator's
 // own format: the losses add these results up further before their one rounding.
+// The losses' reductions are section 4.7's, so never fused (section 4.8).
 EMU_HD MacPolicy accumulate_only(const MacPolicy& p) {
-  MacPolicy s = p;
+  MacPolicy s = unfused(p);
   s.out = p.chunk > 0 ? p.acc_outer : p.acc;
   return s;
 }

@@ -66,7 +66,7 @@ add_test(NAME validate_selectors COMMAND sh -c
   "out=$(\"$0\" validate --device cpu --op gemm --policy e5m2sr-e6m9sr --case 17x33x29_bias); rc=$?; \
    printf '%s\\n' \"$out\"; [ $rc -eq 0 ] && \
    printf '%s\\n' \"$out\" | grep -q '^1 cells: 1 pass, 0 FAIL, 0 unsup; 1 case runs compared' && \
-   \"$0\" validate --list --op gemm,copy --case 1x1x1,scalar | grep -q '^2 ops, 2 cases, 18 policies' && \
+   \"$0\" validate --list --op gemm,copy --case 1x1x1,scalar | grep -q '^2 ops, 2 cases, 20 policies' && \
    { \"$0\" validate --device cpu --op no_such_op; [ $? -eq 2 ]; } && \
    { \"$0\" validate --device cpu --policy no_such_policy; [ $? -eq 2 ]; } && \
    { \"$0\" validate --device cpu --op gemm --case no_such_case; [ $? -eq 2 ]; }"

@@ -43,7 +43,7 @@ constexpr const char* kUsage = R"(Usage:
   emutrain calc --batch [--seed N] < lines
       each line: OP SPEC ARG..., OP one of quantize add sub mul div sqrt encode decode,
       mul and dot also take lut:NAME:FORMAT or split:SCHEME as the multiplier;
-      or: dot MULSPEC|exact ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [bias=X] a0 b0 a1 b1 ...
+      or: dot MULSPEC|exact ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...
       one answer line per input line (binary32 bits, code bits, or "error: <reason>");
       exit code 0 when every line succeeded, 1 otherwise
   Options go before FORMAT. Details: docs/calc.md)";

@@ -51,6 +51,12 @@ const std::vector<PolicyEntry>& policy_table() {
       {"chunked-acc-outer",
        "fp16 products and sums in chunks of 5 terms, chunk sums in an fp32 acc_outer",
        {{"mul", "fp16"}, {"acc", "fp16"}, {"out", "fp16"}, {"chunk", "5"}, {"acc_outer", "fp32"}}},
+      {"fused-4-rtz",
+       "tensor-core style: exact runs of 4 products rounded once toward zero into fp32",
+       {{"mul", "exact"}, {"acc", "fp32:rtz"}, {"out", "fp32"}, {"fused", "4"}}},
+      {"fused-4-chunked",
+       "bf16 products in exact runs of 4 rounded once into an e8m10 acc, chunks of 8 promoted to fp32:sr",
+       {{"mul", "bf16"}, {"acc", "e8m10"}, {"out", "bf16"}, {"fused", "4"}, {"chunk", "8"}, {"acc_outer", "fp32:sr"}}},
       {"layer-level",
        "layer-level emulation: the op in fp32, each result rounded once to fp8_e4m3 afterwards",
        {{"out", "fp8_e4m3"}, {"emulation", "layer"}}},
@@ -98,7 +104,7 @@ OpNumerics op_numerics(const LayerNumerics& n) {
   OpNumerics o;
   o.f = n.mac.out;
   o.mac = n.mac;
-  o.sum = n.mac;
+  o.sum = unfused(n.mac);  // sums never fuse (docs/contract.md section 4.8)
   o.sum.mul_exact = true;
   for (int i = 0; i < static_cast<int>(Function::Count); ++i) o.functions[i] = n.functions[i];
   o.gates.sigmoid = n.function(Function::Sigmoid);

@@ -310,7 +310,7 @@ void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, Dra
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
-  MacPolicy sp = p;
+  MacPolicy sp = unfused(p);  // a channel sum (docs/contract.md section 4.7): never fused
   sp.mul_exact = true;
   const std::vector<float> ones(static_cast<size_t>(K), 1.0f);
   const bool fast = !draws_random(sp) && sp.chunk == 0 && is_plain_fp32(sp.acc);

@@ -500,6 +500,10 @@ const char* gemm_path_name(GemmPath path) {
 
 GemmPath gemm_policy_path(const MacPolicy& p) {
   const Format& acc = p.acc;
+  // Fused runs (docs/contract.md section 4.8): an exact sum per run of F terms,
+  // rounded once; only mac_step forms them, so no kernel below (nor the split
+  // route, which rounds every partial product) gives their bits.
+  if (p.fused > 0) return GemmPath::Generic;
   // An approximate multiplier's products come from its table (mac_term): the
   // kernels below do not round products that way; (f) or the generic path runs.
   // A split scheme's partial products (docs/contract.md section 5.6): only mac_term forms them.

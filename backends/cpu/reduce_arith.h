@@ -102,7 +102,7 @@ class Rounder {
 class Reducer {
  public:
   Reducer(const MacPolicy& p, bool sum, int64_t max_terms)
-      : p_(p), sum_(sum), mul_(p.mul), acc_(p.acc), outer_(p.acc_outer) {
+      : p_(unfused(p)), sum_(sum), mul_(p.mul), acc_(p.acc), outer_(p.acc_outer) {  // section 4.7: never fused
     if (sum) {
       p_.mul_exact = true;
       ones_.assign(static_cast<size_t>(max_terms), 1.0f);

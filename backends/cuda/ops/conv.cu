@@ -349,7 +349,7 @@ void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, Dr
   if (C == 0) return;
   const Tensor X = x.contiguous();
   const float* xp = K > 0 ? view_of(X).data : nullptr;
-  MacPolicy sp = p;
+  MacPolicy sp = unfused(p);  // a channel sum (docs/contract.md section 4.7): never fused
   sp.mul_exact = true;  // a sum: products with 1 are exact, and a multiplier table is never read
   const uint64_t sites = mac_site_count(K, sp.chunk);
   const int64_t chunks = sp.chunk > 0 && K > 0 ? (K + sp.chunk - 1) / sp.chunk : 1;

@@ -30,7 +30,8 @@
 //
 // Paths, chosen per call from the policy like the CPU's (backends/cpu/gemm.h):
 //   Generic  every policy: mac_step / mac_finish (binary64 state, exact roundings
-//            through numerics/round.h), draws for :sr.
+//            through numerics/round.h), draws for :sr; the only path for fused
+//            runs (docs/contract.md section 4.8), whose state holds the run.
 //   Fp32Acc  acc plain fp32, no chunks, no :sr, no table multiplier, and mul
 //            plain fp32 or an IEEE format whose values are binary32 values
 //            (not accumulator-only) rounded by FastRound: the accumulator is
@@ -145,7 +146,7 @@ struct RoundedPath {
 
 // Whether Fp32AccPath gives p's bits (see the top of this file).
 inline bool fp32_acc_path(const MacPolicy& p) {
-  if (!is_plain_fp32(p.acc) || p.chunk != 0 || is_stochastic(p.out) || p.mul_exact) return false;
+  if (!is_plain_fp32(p.acc) || p.chunk != 0 || p.fused != 0 || is_stochastic(p.out) || p.mul_exact) return false;
   if (custom_mul(p)) return false;  // table or split products: the Generic path
   const Format& m = p.mul;
   return is_plain_fp32(m) || (m.family == Family::Ieee && !m.accumulator_only && fast_ieee_d_supported(m));
@@ -154,8 +155,8 @@ inline bool fp32_acc_path(const MacPolicy& p) {
 // Whether RoundedPath gives p's bits: nothing draws, one accumulator, no table.
 inline bool rounded_path(const MacPolicy& p) {
   const bool mul_rounds = !p.mul_exact;
-  return p.chunk == 0 && !is_stochastic(p.acc) && !is_stochastic(p.out) && !(mul_rounds && is_stochastic(p.mul)) &&
-         !custom_mul(p);
+  return p.chunk == 0 && p.fused == 0 && !is_stochastic(p.acc) && !is_stochastic(p.out) &&
+         !(mul_rounds && is_stochastic(p.mul)) && !custom_mul(p);
 }
 
 // What every launch of one op shares: the output grid, the result and the draws.

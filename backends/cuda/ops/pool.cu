@@ -57,7 +57,7 @@ int64_t max_cover(const PoolAxis& a) {
 // The policy of a sum rounded to p.out (the gradient sums: mul exact, every b = 1),
 // and whether native binary32 additions give its bits (acc and out fp32, no chunks).
 MacPolicy rounded_sum_policy(const MacPolicy& p) {
-  MacPolicy s = p;
+  MacPolicy s = unfused(p);  // a sum (docs/contract.md section 4.7): never fused
   s.mul_exact = true;
   return s;
 }
