@@ -16,6 +16,7 @@
 #include "backends/cpu/gemm.h"
 #include "calc/batch.h"
 #include "core/numerics_policy.h"
+#include "core/split_stats.h"
 #include "numerics/format_spec.h"
 #include "numerics/split_mul_spec.h"
 #include "tests/reference/reference.h"
@@ -411,7 +412,9 @@ TEST_CASE("split: every CPU GEMM path gives mac_reduce's bits", "[split][gemm]")
       p.out = parse_format("fp32");
       std::vector<float> C(M * N);
       const GemmPath path = mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(), GemmDraws{}, 2);
-      CHECK(path == GemmPath::Generic);
+      // fp32 accumulators of the three floating-point schemes take the split route (split_gemm.h).
+      const bool split_route = std::string(acc) == "fp32" && s != SplitMul::Int16;
+      CHECK(path == (split_route ? GemmPath::Split : GemmPath::Generic));
       std::vector<float> a(K), b(K);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
@@ -425,4 +428,193 @@ TEST_CASE("split: every CPU GEMM path gives mac_reduce's bits", "[split][gemm]")
         }
     }
   }
+}
+
+// ---- split:auto (docs/contract.md section 5.6) ----
+
+namespace {
+
+// The range of split:auto written independently of numerics/: 0, or
+// 2^-14 <= |x| < 2^15 (fp16's normal range below its top binade).
+bool ref_in_range(float x) {
+  const double m = std::fabs(static_cast<double>(x));
+  return m == 0.0 || (m >= std::ldexp(1.0, -14) && m < std::ldexp(1.0, 15));
+}
+
+SplitMul ref_auto_scheme(const std::vector<float>& a, const std::vector<float>& b) {
+  for (size_t k = 0; k < a.size(); ++k)
+    if (!ref_in_range(a[k]) || !ref_in_range(b[k])) return SplitMul::Fp32B;
+  return SplitMul::Fp32F;
+}
+
+// Values for auto's tests: mostly in range, sometimes just outside either end,
+// tiny, huge, zero, Inf or NaN.
+float auto_operand(std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> uni(-3.0f, 3.0f);
+  switch (rng() % 24) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    case 2: return std::nextafter(std::ldexp(1.0f, -14), 0.0f);  // just below
+    case 3: return std::ldexp(1.0f, 15);                            // just above
+    case 4: return std::ldexp(uni(rng), -40);                       // tiny parts: the split route's fallback
+    case 5: return std::ldexp(uni(rng), 70);                        // huge parts
+    case 6: return rng() % 4 ? std::ldexp(1.0f, -14) : INFINITY;
+    case 7: return rng() % 4 ? -std::nextafter(std::ldexp(1.0f, 15), 0.0f) : NAN;
+    default: return uni(rng);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("split:auto: the range test at its edges", "[split][auto]") {
+  const float lo = std::ldexp(1.0f, -14), hi = std::ldexp(1.0f, 15);
+  const float cases[] = {0.0f, -0.0f, lo, std::nextafter(lo, 0.0f), hi, std::nextafter(hi, 0.0f), 1.0f, 65504.0f,
+                         float_of(1u), float_of(0x00800000u), INFINITY, NAN, 3e38f, 1e-30f};
+  for (float c : cases)
+    for (float x : {c, -c}) {
+      INFO(hex32(x));
+      CHECK(split_auto_in_range(x) == ref_in_range(x));
+    }
+  // Every exponent, both signs, a few significands.
+  for (uint32_t e = 0; e < 256; ++e)
+    for (uint32_t m : {0u, 1u, 0x400000u, 0x7fffffu})
+      for (uint32_t sign : {0u, 0x80000000u}) {
+        const float x = float_of(sign | (e << 23) | m);
+        if (std::isnan(x)) continue;
+        REQUIRE(split_auto_in_range(x) == ref_in_range(x));
+      }
+}
+
+TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in range", "[split][auto]") {
+  std::mt19937_64 rng(19);
+  const char* accs[][2] = {{"fp32", "fp32"}, {"bf16", "bf16"}, {"fp16", "fp32"}};
+  int fp32f = 0, fp32b = 0;
+  for (const auto& c : accs) {
+    MacPolicy p;
+    set_split_mul(p, SplitMul::Auto);
+    p.acc = fmt(c[0]);
+    p.out = fmt(c[1]);
+    for (int line = 0; line < 2000; ++line) {
+      const int K = 1 + static_cast<int>(rng() % 12);
+      std::vector<float> a(K), b(K);
+      const bool clean = rng() % 2;  // half the lines stay in range
+      std::uniform_real_distribution<float> uni(-3.0f, 3.0f);
+      for (int k = 0; k < K; ++k) {
+        a[k] = clean ? uni(rng) : auto_operand(rng);
+        b[k] = clean ? uni(rng) * 100.0f : auto_operand(rng);
+      }
+      const SplitMul want_scheme = ref_auto_scheme(a, b);
+      (want_scheme == SplitMul::Fp32F ? fp32f : fp32b)++;
+      const double want = ref_split_dot(want_scheme, p.acc, p.out, 0, fmt("fp32"), a, b);
+      const double got = mac_reduce(p, a.data(), b.data(), K, nullptr, [](uint64_t) { return uint32_t{0}; });
+      INFO("acc " << c[0] << " line " << line);
+      REQUIRE(same(got, want));
+    }
+  }
+  CHECK(fp32f > 1000);  // both choices were exercised
+  CHECK(fp32b > 1000);
+}
+
+TEST_CASE("split: the split GEMM route gives mac_reduce's bits with any thread count", "[split][auto][gemm]") {
+  std::mt19937_64 rng(23);
+  // Two shapes: few columns (the route's lanes run over A's rows) and many (over B's columns).
+  struct Shape {
+    int64_t M, N, K;
+  };
+  for (const Shape& shape : {Shape{21, 19, 45}, Shape{9, 70, 33}, Shape{5, 3, 50}})
+  for (SplitMul s : {SplitMul::Fp32B, SplitMul::Fp32F, SplitMul::Fp32T, SplitMul::Auto}) {
+    const int64_t M = shape.M, N = shape.N, K = shape.K;
+    for (const char* out : {"fp32", "bf16"}) {
+      // Some rows and columns clean (in range, safe), others with out-of-range, tiny, Inf or NaN values.
+      std::vector<float> A(M * K), B(K * N), bias(N);
+      std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k) A[i * K + k] = i % 3 == 0 ? auto_operand(rng) : (rng() % 6 ? uni(rng) : 0.0f);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j) B[k * N + j] = j % 4 == 1 ? auto_operand(rng) : uni(rng) * 50.0f;
+      for (float& x : bias) x = uni(rng);
+      MacPolicy p;
+      set_split_mul(p, s);
+      p.acc = fmt("fp32");
+      p.out = fmt(out);
+      std::vector<float> want(M * N), a(K), b(K);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          for (int64_t k = 0; k < K; ++k) a[k] = A[i * K + k], b[k] = B[k * N + j];
+          want[i * N + j] = static_cast<float>(
+              mac_reduce(p, a.data(), b.data(), K, &bias[j], [](uint64_t) { return uint32_t{0}; }));
+        }
+      for (int threads : {1, 2, 3}) {
+        std::vector<float> C(M * N);
+        const GemmPath path =
+            mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(), GemmDraws{}, threads);
+        CHECK(path == GemmPath::Split);
+        INFO(split_mul_name(s) << " out " << out << " threads " << threads << " N " << N);
+        REQUIRE(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("split: a layer's range counts are the outputs whose row and column are in range", "[split][auto]") {
+  std::mt19937_64 rng(29);
+  const int64_t M = 13, N = 11, K = 17;
+  std::vector<float> A(M * K), B(K * N), C(M * N);
+  std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) A[i * K + k] = rng() % 40 == 0 ? 1e6f : uni(rng);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) B[k * N + j] = rng() % 50 == 0 ? 1e-6f : uni(rng);
+  uint64_t rows = 0, cols = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    bool in = true;
+    for (int64_t k = 0; k < K; ++k) in = in && ref_in_range(A[i * K + k]);
+    rows += in;
+  }
+  for (int64_t j = 0; j < N; ++j) {
+    bool in = true;
+    for (int64_t k = 0; k < K; ++k) in = in && ref_in_range(B[k * N + j]);
+    cols += in;
+  }
+  REQUIRE(rows > 0);
+  REQUIRE(rows < static_cast<uint64_t>(M));
+  const uint64_t in = rows * cols, out = M * N - in;
+  for (const char* scheme : {"split:auto", "split:fp32f"}) {
+    NumericsPolicy np;
+    np.set("mul", scheme);
+    const LayerNumerics n = np.resolve("test_auto.fc");
+    REQUIRE(n.mac.stats_slot >= 0);
+    split_stats_take();  // start from nothing
+    for (int rep = 0; rep < 2; ++rep)  // the generic and the split route count alike
+      mac_gemm_run(n.mac, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, GemmDraws{}, 2, rep == 1);
+    const auto taken = split_stats_take();
+    REQUIRE(taken.size() == 1);
+    CHECK(taken[0].layer == "test_auto.fc");
+    const SplitRangeCounts& c = taken[0].counts;
+    CHECK(c.in_outputs == 2 * in);
+    CHECK(c.out_outputs == 2 * out);
+    CHECK(c.in_terms == c.in_outputs * K);
+    CHECK(c.out_terms == c.out_outputs * K);
+    const double units = std::string(scheme) == "split:auto" ? 3.0 * in + 6.0 * out : 3.0 * (in + out);
+    CHECK(taken[0].unit_multiplies_per_output() == Approx(units * K / static_cast<double>(M * N)));
+    CHECK(split_stats_take().empty());  // taking resets
+  }
+  NumericsPolicy plain;
+  plain.set("mul", "split:fp32b");
+  CHECK(plain.resolve("test_auto.fc").mac.stats_slot < 0);  // fp32b has no range to count
+}
+
+TEST_CASE("split:auto: calc --batch dot lines follow the block rule", "[split][auto][calc]") {
+  // 0.1 x 3 differs between the schemes (fp32f 0x1.333332p-2, fp32b 0x1.333334p-2). The second line adds
+  // a term 0 x 2^15: skipped, but its operand 2^15 is outside the range, so the block is fp32b.
+  const std::vector<float> a1 = {0.1f}, b1 = {3.0f}, a2 = {0.1f, 0.0f}, b2 = {3.0f, 32768.0f};
+  const double f = ref_split_dot(SplitMul::Fp32F, fmt("fp32"), fmt("fp32"), 0, fmt("fp32"), a1, b1);
+  const double b = ref_split_dot(SplitMul::Fp32B, fmt("fp32"), fmt("fp32"), 0, fmt("fp32"), a2, b2);
+  REQUIRE(f != b);
+  const std::vector<std::string> got =
+      batch("dot split:auto fp32 fp32 " + num(a1[0]) + " " + num(b1[0]) + "\ndot split:auto fp32 fp32 " + num(a2[0]) +
+            " " + num(b2[0]) + " " + num(a2[1]) + " " + num(b2[1]) + "\n");
+  REQUIRE(got.size() == 2);
+  CHECK(answer_is(got[0], f));
+  CHECK(answer_is(got[1], b));
 }

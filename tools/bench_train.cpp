@@ -11,7 +11,8 @@
 // (train/trainer.h: data loading, upload, forward, loss, backward, update), and
 // stops before the end-of-run evaluation. A policy is `FORMAT` (every role in
 // that format) or `MUL/ACC` (`e6m6/fp32`: e6m6 everywhere but a binary32
-// accumulator); it replaces numerics.default of the recipe.
+// accumulator; `split:fp32b/fp32`: a multiplier that is no storage format sets
+// only mul); it replaces numerics.default of the recipe.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -50,11 +51,16 @@ struct BenchTrainOptions {
 
 struct Stop {};  // thrown by the step hook after the last timed step
 
-// "e6m6/fp32" -> "{format: e6m6, acc: fp32}"; "bf16" -> "{format: bf16}".
+// "e6m6/fp32" -> "{format: e6m6, acc: fp32}"; "bf16" -> "{format: bf16}". A
+// multiplier that is no storage format (split:..., lut:...) sets mul alone:
+// "split:fp32b/fp32" -> "{mul: split:fp32b, acc: fp32}".
 std::string policy_map(const std::string& policy) {
   const size_t slash = policy.find('/');
-  if (slash == std::string::npos) return "{format: '" + policy + "'}";
-  return "{format: '" + policy.substr(0, slash) + "', acc: '" + policy.substr(slash + 1) + "'}";
+  const std::string first = policy.substr(0, slash);
+  const bool mul_only = first.rfind("split:", 0) == 0 || first.rfind("lut:", 0) == 0;
+  const std::string head = (mul_only ? "{mul: '" : "{format: '") + first + "'";
+  if (slash == std::string::npos) return head + "}";
+  return head + ", acc: '" + policy.substr(slash + 1) + "'}";
 }
 
 struct Result {

@@ -1,4 +1,4 @@
-// split:auto's per-epoch report (train/split_report.h).
+// Split multipliers' per-epoch report (train/split_report.h).
 #include "train/split_report.h"
 
 #include <fmt/format.h>
@@ -7,34 +7,48 @@
 #include <fstream>
 
 #include "core/split_stats.h"
+#include "numerics/split_mul_spec.h"
 #include "train/csv.h"
 
 namespace emu::train {
 
-std::vector<std::string> report_split_auto(const std::string& run_dir, int64_t epoch, int64_t step) {
-  const auto layers = split_stats_take();
+std::vector<std::string> report_split_blocks(const std::string& run_dir, int64_t epoch, int64_t step) {
+  const std::vector<SplitLayerStats> layers = split_stats_take();
   if (layers.empty()) return {};
-  const std::filesystem::path path = std::filesystem::path(run_dir) / "split_auto.csv";
+  const std::filesystem::path path = std::filesystem::path(run_dir) / "split_blocks.csv";
   const bool fresh = !std::filesystem::exists(path);
   std::ofstream c(path, std::ios::app);
   if (fresh)
-    c << csv_row({"epoch", "step", "layer", "fp32f_outputs", "fp32b_outputs", "fp32f_share", "fp32b_share",
+    c << csv_row({"epoch", "step", "layer", "mul", "in_range_outputs", "out_of_range_outputs", "in_range_share",
                   "unit_multiplies_per_output"});
-  SplitAutoCounts all;
-  std::string per_layer;
-  for (const auto& [layer, n] : layers) {
-    c << csv_row({fmt::format("{}", epoch), fmt::format("{}", step), layer, fmt::format("{}", n.fp32f_outputs),
-                  fmt::format("{}", n.fp32b_outputs), fmt::format("{:.6f}", n.fp32f_share()),
-                  fmt::format("{:.6f}", 1.0 - n.fp32f_share()), fmt::format("{:.1f}", n.unit_multiplies_per_output())});
-    all.fp32f_outputs += n.fp32f_outputs, all.fp32b_outputs += n.fp32b_outputs;
-    all.fp32f_terms += n.fp32f_terms, all.fp32b_terms += n.fp32b_terms;
-    per_layer += fmt::format("{}{} {:.1f}%", per_layer.empty() ? "" : ", ", layer, 100.0 * n.fp32f_share());
+  std::vector<std::string> lines;
+  for (SplitMul scheme : {SplitMul::Auto, SplitMul::Fp32F}) {
+    SplitLayerStats all{"", scheme, {}};
+    std::string per_layer;
+    for (const SplitLayerStats& s : layers) {
+      if (s.scheme != scheme) continue;
+      const SplitRangeCounts& n = s.counts;
+      c << csv_row({fmt::format("{}", epoch), fmt::format("{}", step), s.layer, split_mul_name(scheme),
+                    fmt::format("{}", n.in_outputs), fmt::format("{}", n.out_outputs),
+                    fmt::format("{:.6f}", n.in_share()), fmt::format("{:.2f}", s.unit_multiplies_per_output())});
+      all.counts += n;
+      const double share = scheme == SplitMul::Auto ? n.in_share() : 1.0 - n.in_share();
+      per_layer += fmt::format("{}{} {:.1f}%", per_layer.empty() ? "" : ", ", s.layer, 100.0 * share);
+    }
+    if (per_layer.empty()) continue;
+    const SplitRangeCounts& n = all.counts;
+    const double terms = static_cast<double>(n.in_terms + n.out_terms);
+    const double per_term = terms > 0 ? all.unit_multiplies_per_output() * static_cast<double>(n.outputs()) / terms : 0;
+    if (scheme == SplitMul::Auto)
+      lines.push_back(fmt::format("split:auto: {:.2f}% of outputs as fp32f ({}), {:.2f} unit multiplies per term; "
+                                  "split_blocks.csv",
+                                  100.0 * n.in_share(), per_layer, per_term));
+    else
+      lines.push_back(fmt::format("split:fp32f: {:.2f}% of outputs had an operand outside [2^-14, 2^15) ({}); "
+                                  "split_blocks.csv",
+                                  100.0 * (1.0 - n.in_share()), per_layer));
   }
-  const double terms = static_cast<double>(all.fp32f_terms + all.fp32b_terms);
-  return {fmt::format("split:auto: {:.2f}% of outputs as fp32f ({}), {:.2f} unit multiplies per term; "
-                      "split_auto.csv",
-                      100.0 * all.fp32f_share(), per_layer,
-                      terms > 0 ? (3.0 * all.fp32f_terms + 6.0 * all.fp32b_terms) / terms : 0.0)};
+  return lines;
 }
 
 }  // namespace emu::train

@@ -563,7 +563,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
     metrics.write(row);
     log.line(describe_row(row, total_epochs));
     for (const std::string& l : report_masks_and_faults(&faults, run_dir, row.epoch, row.step)) log.line(l);
-    for (const std::string& l : report_split_auto(run_dir, row.epoch, row.step)) log.line(l);
+    for (const std::string& l : report_split_blocks(run_dir, row.epoch, row.step)) log.line(l);
     summary.final_results = row.splits;
     ++pos.epoch;
     pos.batch = 0;

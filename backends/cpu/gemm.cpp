@@ -539,7 +539,7 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
   if (M <= 0 || N <= 0) return GemmPath::Generic;
   const Problem pb{&p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, mac_site_count(K, p.chunk)};
   threads = resolve_threads(threads);
-  count_split_auto(p, A, lda, B, ldb, M, N, K);  // split:auto's per-layer statistics
+  count_split_range(p, A, lda, B, ldb, M, N, K);  // split:auto / fp32f per-layer statistics
   GemmPath path = force_generic || K <= 0 ? GemmPath::Generic : gemm_policy_path(p);
   switch (path) {
     case GemmPath::Fp32:

@@ -27,9 +27,10 @@ bool split_gemm_applies(const MacPolicy& p);
 void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                 int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, int threads);
 
-// split:auto: adds one GEMM's choices to p.stats_slot (core/split_stats.h):
-// output (i, j) is fp32f when row i of A and column j of B are all in range.
-void count_split_auto(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, int64_t M,
+// split:auto, split:fp32f: adds one GEMM's blocks to p.stats_slot
+// (core/split_stats.h): output (i, j) is in range when row i of A and column j
+// of B are (split_auto_in_range).
+void count_split_range(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, int64_t M,
                       int64_t N, int64_t K);
 
 }  // namespace emu

@@ -165,14 +165,15 @@ struct TileShape {
   float* c = nullptr;  // the op's contiguous result
   DrawKey key{};
   uint64_t sites = 0;  // mac_site_count(K, chunk)
-  // split:auto with a statistics slot: outputs computed as fp32f ([0]) and as
-  // fp32b ([1]), added up on the device (launch_tiles reports them).
+  // split:auto / split:fp32f with a statistics slot (core/split_stats.h):
+  // outputs whose operands are all in fp32f's range ([0]) and the others ([1]),
+  // added up on the device (launch_tiles reports them).
   unsigned long long* auto_counts = nullptr;
 };
 
 // split:auto (docs/contract.md section 5.6): each of the thread's outputs
 // resolves its scheme from its own row of A and column of B before the first
-// term, as mac_state_for does for mac_reduce's arrays.
+// term, as mac_state_for does for mac_reduce's arrays (split:fp32f only counts).
 template <class Problem>
 __device__ void resolve_split_auto(const Problem& prob, const TileShape& s, int64_t b, int64_t row0, int64_t col0,
                                    MacState (&state)[kPer][kPer]) {
@@ -241,7 +242,8 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
       draw[i][j] = OutputDraw{s.key.seed, s.key.stream, o * s.sites};
     }
   if constexpr (std::is_same<typename Path::State, MacState>::value) {
-    if (!p.mul_exact && p.split == SplitMul::Auto) resolve_split_auto(prob, s, b, row0, col0, state);
+    if (!p.mul_exact && (p.split == SplitMul::Auto || s.auto_counts))
+      resolve_split_auto(prob, s, b, row0, col0, state);
   }
 
   // This thread loads A's rows flat / kTileK + l * (kThreads / kTileK) at k offset flat % kTileK,
@@ -333,8 +335,8 @@ void launch_tiles(const char* name, const MacPolicy& policy, const Problem& prob
   } else if (rounded_path(p)) {
     launch_path(name, p, RoundedPath{FastRound(p.mul), FastRound(p.acc)}, prob, s);
   } else {
-    // split:auto's per-layer statistics (core/split_stats.h): counted on the device.
-    const bool count = !p.mul_exact && p.split == SplitMul::Auto && p.stats_slot >= 0;
+    // split:auto / fp32f per-layer statistics (core/split_stats.h): counted on the device.
+    const bool count = split_stats_counted(p);
     std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(2) : nullptr);
     s.auto_counts = count ? counts->get() : nullptr;
     launch_path(name, p, GenericPath{}, prob, s);
@@ -342,7 +344,7 @@ void launch_tiles(const char* name, const MacPolicy& policy, const Problem& prob
       unsigned long long n[2];
       copy_to_host(n, counts->get(), sizeof n);
       const uint64_t per = static_cast<uint64_t>(s.K);
-      split_stats_add(p.stats_slot, SplitAutoCounts{n[0], n[1], n[0] * per, n[1] * per});
+      split_stats_add(p.stats_slot, SplitRangeCounts{n[0], n[1], n[0] * per, n[1] * per});
     }
   }
 }

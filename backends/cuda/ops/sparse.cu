@@ -46,7 +46,7 @@ struct SpmmArgs {
   int64_t rows, n;
   DrawKey key;
   uint64_t sites;  // mac_site_count(Kmax, chunk): the draw stride between outputs
-  // split:auto with a statistics slot: fp32f outputs, their terms, fp32b outputs, their terms.
+  // split:auto / fp32f with a statistics slot: in-range outputs, their terms, the others, their terms.
   unsigned long long* auto_counts;
 };
 
@@ -63,14 +63,14 @@ __global__ void spmm_kernel(MacPolicy p, SpmmArgs s) {
     const int64_t begin = s.row_ptr[i], K = s.row_ptr[i + 1] - begin;
     const OutputDraw draw{s.key.seed, s.key.stream, static_cast<uint64_t>(o) * s.sites};
     MacState state;
-    if (!p.mul_exact && p.split == SplitMul::Auto) {  // resolved from the output's terms (mac_state_for)
-      state.split = SplitMul::Fp32F;
+    if (!p.mul_exact && (p.split == SplitMul::Auto || s.auto_counts)) {  // resolved from the output's terms
+      bool in = true;
       for (int64_t q = 0; q < K; ++q)
-        if (!split_auto_in_range(s.values[begin + q]) ||
-            !split_auto_in_range(s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j]))
-          state.split = SplitMul::Fp32B;
+        in = in && split_auto_in_range(s.values[begin + q]) &&
+             split_auto_in_range(s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j]);
+      state.split = in ? SplitMul::Fp32F : SplitMul::Fp32B;  // read under split:auto only
       if (s.auto_counts) {
-        const int f = state.split == SplitMul::Fp32F ? 0 : 2;
+        const int f = in ? 0 : 2;
         atomicAdd(&s.auto_counts[f], 1ull);
         atomicAdd(&s.auto_counts[f + 1], static_cast<unsigned long long>(K));
       }
@@ -118,7 +118,7 @@ void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, 
   const Tensor bias_c = bias ? bias->contiguous() : Tensor();
   const Upload<int64_t> row_ptr(a.row_ptr);
   const Upload<int32_t> col_idx(a.col_idx);
-  const bool count = !p.mul_exact && p.split == SplitMul::Auto && p.stats_slot >= 0;  // core/split_stats.h
+  const bool count = split_stats_counted(p);  // core/split_stats.h
   std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(4) : nullptr);
   const SpmmArgs s{row_ptr.get(), col_idx.get(), values, contiguous_data(bc, "b"),
                    bias ? contiguous_data(bias_c, "bias") : nullptr, cp, a.rows, n, key,
@@ -127,7 +127,7 @@ void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, 
   if (count) {
     unsigned long long h[4];
     copy_to_host(h, counts->get(), sizeof h);
-    split_stats_add(p.stats_slot, SplitAutoCounts{h[0], h[2], h[1], h[3]});
+    split_stats_add(p.stats_slot, SplitRangeCounts{h[0], h[2], h[1], h[3]});
   }
   // The uploads go back to the cache now: the one stream orders their reuse after this kernel.
 }
