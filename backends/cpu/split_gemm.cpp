@@ -155,7 +155,7 @@ float finish(const MacPolicy& p, double acc, int64_t K, const float* bias) {
 bool split_gemm_applies(const MacPolicy& p) {
   const bool scheme = p.split == SplitMul::Fp32B || p.split == SplitMul::Fp32F || p.split == SplitMul::Fp32T ||
                       p.split == SplitMul::Auto;
-  return !p.mul_exact && scheme && is_plain_fp32(p.acc) && p.chunk == 0 && !is_stochastic(p.out);
+  return !p.mul_exact && scheme && is_plain_fp32(p.acc) && p.chunk == 0 && p.fused == 0 && !is_stochastic(p.out);
 }
 
 void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,

@@ -21,7 +21,7 @@
 namespace emu {
 
 // Whether split_gemm computes p: a split scheme other than int16, acc plain
-// fp32, no chunks, out not :sr.
+// fp32, no chunks, no fused runs, out not :sr.
 bool split_gemm_applies(const MacPolicy& p);
 
 void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
