@@ -146,41 +146,52 @@ EMU_HD SplitMul split_auto_scheme(const float* a, const float* b, int64_t K) {
   return SplitMul::Fp32F;
 }
 
-// One term: acc' after adding the scheme's partial products of a and b to acc,
-// one at a time, each addition rounded into `acc_format` (no draws: :sr
-// accumulators are refused for split policies). Partial products are exact in
-// binary64 (at most 2 x 11 significant bits, the 2^-12 scaling included).
-EMU_HD double split_mac_term(SplitMul s, const Format& acc_format, double acc, float a, float b) {
-  // An Auto that no reduction resolved is a kernel bug: poison the result so
-  // that tests see it (tests/test_split_auto.cpp runs every layer under auto).
-  if (s == SplitMul::Auto) return quiet_nan();
-  if (s == SplitMul::Int16) return add_into(acc_format, acc, static_cast<double>(split_int16_product(a, b)));
+// The partial products of one term a * b under s (a, b nonzero), in the
+// scheme's order, each exact in binary64 (at most 2 x 11 significant bits, the
+// 2^-12 scaling included): add(p) per product. int16 has one: the exact int16
+// product. Auto must be resolved before (split_mac_term, fused_split_products).
+template <class Add>
+EMU_HD void split_partial_products(SplitMul s, float a, float b, Add&& add) {
+  if (s == SplitMul::Int16) {
+    add(static_cast<double>(split_int16_product(a, b)));
+    return;
+  }
   const SplitParts x = split_parts(s, a), y = split_parts(s, b);
-  auto add = [&](float u, float v, double scale) {
-    acc = add_into(acc_format, acc, static_cast<double>(u) * static_cast<double>(v) * scale);
+  auto product = [&](float u, float v, double scale) {
+    add(static_cast<double>(u) * static_cast<double>(v) * scale);
   };
   switch (s) {
     case SplitMul::Fp32B:  // APE Listing 4: hi*hi; hi*mi, mi*hi; hi*lo, mi*mi, lo*hi
-      add(x.hi, y.hi, 1.0);
-      add(x.hi, y.mi, 1.0);
-      add(x.mi, y.hi, 1.0);
-      add(x.hi, y.lo, 1.0);
-      add(x.mi, y.mi, 1.0);
-      add(x.lo, y.hi, 1.0);
+      product(x.hi, y.hi, 1.0);
+      product(x.hi, y.mi, 1.0);
+      product(x.mi, y.hi, 1.0);
+      product(x.hi, y.lo, 1.0);
+      product(x.mi, y.mi, 1.0);
+      product(x.lo, y.hi, 1.0);
       break;
     case SplitMul::Fp32F:  // the low parts carry 2^12: scale their products back
-      add(x.hi, y.hi, 1.0);
-      add(x.hi, y.lo, 1.0 / 4096.0);
-      add(x.lo, y.hi, 1.0 / 4096.0);
+      product(x.hi, y.hi, 1.0);
+      product(x.hi, y.lo, 1.0 / 4096.0);
+      product(x.lo, y.hi, 1.0 / 4096.0);
       break;
     case SplitMul::Fp32T:
-      add(x.hi, y.hi, 1.0);
-      add(x.hi, y.lo, 1.0);
-      add(x.lo, y.hi, 1.0);
+      product(x.hi, y.hi, 1.0);
+      product(x.hi, y.lo, 1.0);
+      product(x.lo, y.hi, 1.0);
       break;
     default:
       break;
   }
+}
+
+// One term: acc' after adding the scheme's partial products of a and b to acc,
+// one at a time, each addition rounded into `acc_format` (no draws: :sr
+// accumulators are refused for split policies).
+EMU_HD double split_mac_term(SplitMul s, const Format& acc_format, double acc, float a, float b) {
+  // An Auto that no reduction resolved is a kernel bug: poison the result so
+  // that tests see it (validate runs every op under split-auto).
+  if (s == SplitMul::Auto) return quiet_nan();
+  split_partial_products(s, a, b, [&](double p) { acc = add_into(acc_format, acc, p); });
   return acc;
 }
 
