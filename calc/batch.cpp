@@ -418,21 +418,6 @@ void append_error(std::string* out, std::string_view message) {
 
 }  // namespace
 
-std::string printable(std::string_view s, size_t max_len) {
-  std::string r;
-  size_t n = s.size() < max_len ? s.size() : max_len;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      r.push_back(static_cast<char>(c));
-    } else {
-      r += fmt::format("\\x{:02x}", c);
-    }
-  }
-  if (s.size() > max_len) r += "...";
-  return r;
-}
-
 bool parse_binary32(std::string_view t, float* value, std::string* error) {
   if (t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
     size_t digits = t.size() - 2;

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "numerics/printable.h"
+
 namespace emu::calc {
 
 // Reads lines until EOF and answers each one. Returns 0 when every line
@@ -31,8 +33,7 @@ bool parse_binary32(std::string_view token, float* value, std::string* error);
 // A code for `decode`: "0x" + 1..16 hex digits or a decimal integer below 2^64.
 bool parse_code(std::string_view token, uint64_t* code, std::string* error);
 
-// s with every byte outside printable ASCII written as \xHH, cut to max_len
-// bytes of input with "..." after; used for every token echoed in a message.
-std::string printable(std::string_view s, size_t max_len);
+// Every token echoed in a message goes through printable (numerics/printable.h).
+using emu::printable;
 
 }  // namespace emu::calc

@@ -6,11 +6,13 @@
 
 #include <stdexcept>
 
+#include "numerics/printable.h"
+
 namespace emu::config {
 
-class RecipeError : public std::runtime_error {
+class RecipeError : public OneLineError {
  public:
-  using std::runtime_error::runtime_error;
+  using OneLineError::OneLineError;
 };
 
 }  // namespace emu::config

@@ -1,5 +1,6 @@
 #include "data/mnist.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -42,12 +43,24 @@ std::vector<uint8_t> read_idx(const std::string& path, uint32_t magic, int ndims
                kMnistUrl);
   if (bytes.size() < header)
     file_error(path, "truncated IDX header (expected " + what + ")", kMnistUrl);
-  int64_t payload = 1;
   dims.clear();
+  std::string announced;
   for (int d = 0; d < ndims; ++d) {
     dims.push_back(be32(bytes, 4 + 4 * static_cast<size_t>(d)));
-    payload *= dims.back();
+    announced += (d ? " x " : "") + std::to_string(dims.back());
   }
+  // Three 32-bit sizes can multiply past 64 bits (found by tests/fuzz/fuzz_mnist.cpp):
+  // such a header announces more than any file holds.
+  const uint64_t available = bytes.size() - header;
+  uint64_t payload = 1;
+  bool overflow = false;
+  for (int64_t dim : dims) overflow |= __builtin_mul_overflow(payload, static_cast<uint64_t>(dim), &payload);
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) overflow = false, payload = 0;  // no data at all
+  if (overflow)
+    file_error(path,
+               "truncated: header announces " + announced + " data bytes, more than the file's " +
+                   std::to_string(available) + " (expected " + what + ")",
+               kMnistUrl);
   if (bytes.size() - header < static_cast<size_t>(payload))
     file_error(path,
                "truncated: header announces " + std::to_string(payload) + " data bytes, file has " +

@@ -79,6 +79,17 @@ BlockEncoded encode_blocks(const Format& f, const float* x, ReadLayout layout, u
 
 void decode_blocks(const Format& f, const BlockEncoded& e, float* out) {
   const BlockParams p = block_params(f);
+  // An encoding is only decoded as the format and layout it claims: blocks of
+  // another size, or a row count that leaves elements without a block, would
+  // leave outputs unwritten (found by tests/fuzz/fuzz_block_decode.cpp).
+  if (e.layout.outer < 0 || e.layout.len < 0 || e.layout.inner < 0)
+    throw std::invalid_argument("decode_blocks: the layout has a negative size");
+  const int64_t block_size = p.block_size > 0 ? p.block_size : e.layout.len;
+  if (e.block_size != block_size || e.blocks_per_row != blocks_per_row(p, e.layout))
+    throw std::invalid_argument(fmt::format("decode_blocks: blocks of {} elements, {} per row, do not match {} "
+                                            "(blocks of {}, {} per row of {})",
+                                            e.block_size, e.blocks_per_row, format_name(f), block_size,
+                                            blocks_per_row(p, e.layout), e.layout.len));
   if (static_cast<int64_t>(e.elements.size()) != e.layout.numel() ||
       static_cast<int64_t>(e.meta.size()) != e.layout.rows() * e.blocks_per_row)
     throw std::invalid_argument("decode_blocks: codes do not match the layout");

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "numerics/printable.h"
 #include "numerics/round.h"
 
 namespace emu {
@@ -52,7 +53,7 @@ constexpr BlockAlias kBlockAliases[] = {
 };
 
 [[noreturn]] void fail(std::string_view spec, std::string_view token, std::string_view why) {
-  throw FormatError(fmt::format("bad format '{}': '{}' {}", spec, token, why));
+  throw FormatError(fmt::format("bad format '{}': '{}' {}", printable(spec), printable(token), why));
 }
 
 // Reads a decimal number at s[pos..]; returns -1 if there is none.

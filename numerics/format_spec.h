@@ -9,13 +9,14 @@
 #include <string_view>
 
 #include "numerics/format.h"
+#include "numerics/printable.h"
 
 namespace emu {
 
 // A spec that cannot be parsed or used; what() names the bad token and what is allowed.
-class FormatError : public std::runtime_error {
+class FormatError : public OneLineError {
  public:
-  using std::runtime_error::runtime_error;
+  using OneLineError::OneLineError;
 };
 
 // Parses a spec. Accumulator-only formats (wider than binary32) are accepted

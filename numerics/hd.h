@@ -90,4 +90,12 @@ EMU_HD double pow2_scale(uint64_t sig, int exp) {
   return bits_double(mant);
 }
 
+// p + off, or null when p is null. An empty tensor's data is null, and
+// null + off (off != 0) is undefined behaviour even when nothing is read
+// through the result (UBSan's pointer-overflow check, docs/sanitize.md).
+template <class T>
+EMU_HD T* offset_or_null(T* p, int64_t off) {
+  return p != nullptr ? p + off : p;
+}
+
 }  // namespace emu

@@ -399,7 +399,10 @@ Figure layout(const LinePlot& plot) {
 Figure layout(const Heatmap& plot) {
   Figure f;
   const size_t nx = plot.x_ticks.size(), ny = plot.y_ticks.size();
-  auto [lo, hi] = heatmap_range(plot);
+  // Named variables rather than a structured binding: the colour-bar lambda
+  // below captures them, which C++17 allows only for variables (clang 14 refuses bindings).
+  const std::pair<double, double> range = heatmap_range(plot);
+  const double lo = range.first, hi = range.second;
 
   std::vector<std::string> cell_text(plot.values.size());
   for (size_t i = 0; i < plot.values.size(); ++i) {

@@ -310,6 +310,23 @@ TEST_CASE("encode -> decode equals quantize_blocks, and :sr draws by element ind
   CHECK_FALSE(same_bits(a, r));
 }
 
+TEST_CASE("decode_blocks refuses an encoding whose blocks do not match its format and layout", "[blocks]") {
+  // Found by tests/fuzz/fuzz_block_decode.cpp: another block size left outputs unwritten.
+  const Format f = parse_format("mxfp8_e4m3");
+  std::vector<float> x(40, 1.0f), y(40);
+  const BlockEncoded e = encode_blocks(f, x.data(), one_row(40));
+  BlockEncoded g = e;
+  g.block_size = 64;
+  g.blocks_per_row = 1;
+  g.meta.resize(1);
+  CHECK_THROWS_WITH(decode_blocks(f, g, y.data()), Catch::Contains("blocks of 64 elements, 1 per row, do not match "
+                                                                    "mxfp8_e4m3 (blocks of 32, 2 per row of 40)"));
+  g = e;
+  g.layout.outer = -1;
+  CHECK_THROWS_WITH(decode_blocks(f, g, y.data()), Catch::Contains("negative size"));
+  CHECK_NOTHROW(decode_blocks(f, e, y.data()));
+}
+
 TEST_CASE("flipping metadata or element bits changes the decoded block as predicted", "[blocks]") {
   const Format f = parse_format("mxfp8_e4m3");
   std::vector<float> x(40, 1.0f);

@@ -31,6 +31,7 @@
 #include "core/device_select.h"
 #include "optim/adam.h"
 #include "tests/pinned_cases.h"
+#include "tests/sanitized.h"
 #include "tests/test_models_util.h"
 #include "tests/test_recipe_data.h"
 #include "tests/test_trainer_data.h"
@@ -79,8 +80,10 @@ const std::map<std::string, RecipeCase>& recipe_cases() {
     c["lenet5"] = {"lenet5_mnist.yaml",
                    {"data.root=" + d + "/mnist", "data.train_range=[0, 16]", "data.test_range=[16, 24]",
                     "data.batch_size=4", "data.eval_batch_size=8", "data.workers=0"}};
+    // Half the width in a sanitizer build (tests/sanitized.h): the same layers, a quarter of the MACs.
+    const std::string resnet_width = test::kSanitized ? "model.width=2" : "model.width=4";
     c["resnet18"] = {"resnet18_cifar10.yaml",
-                     {"data.root=" + d + "/cifar", "model.width=4", "data.train_range=[0, 8]", "data.test_range=[0, 4]",
+                     {"data.root=" + d + "/cifar", resnet_width, "data.train_range=[0, 8]", "data.test_range=[0, 4]",
                       "data.batch_size=2", "data.eval_batch_size=4", "data.workers=0", "schedule.warmup_epochs=0",
                       "schedule.warmup_steps=1"}};
     c["transformer"] = {"transformer_forda.yaml",

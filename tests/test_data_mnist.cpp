@@ -106,4 +106,13 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
 
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", make_idx(3, 2, 2, 3).images);
   CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("has 4 labels but") && Catch::Contains("3 images"));
+
+  // A header whose three sizes multiply past 64 bits (found by tests/fuzz/fuzz_mnist.cpp):
+  // refused as more than the file holds, without forming the product.
+  std::vector<uint8_t> huge;
+  for (uint32_t v : {0x00000803u, 0xffffffffu, 0xffffffffu, 0xffffffffu}) put32(huge, v);
+  huge.resize(huge.size() + 8, 0);
+  emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", huge);
+  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("truncated: header announces 4294967295 x 4294967295 x "
+                                                         "4294967295 data bytes, more than the file's 8"));
 }

@@ -240,6 +240,21 @@ TEST_CASE("every error names the bad token", "[format_spec]") {
   CHECK(contains(parse_error("posit64_6"), "smallest subnormal"));
 }
 
+TEST_CASE("an error echoing a spec is one line whatever the spec holds", "[format_spec]") {
+  // Found by tests/fuzz/fuzz_format_spec.cpp: a newline in the spec split the message.
+  const std::string spec = std::string("p\n\x01") + "\x7f:x";
+  try {
+    parse_format(spec);
+    FAIL("accepted");
+  } catch (const FormatError& e) {
+    const std::string m = e.what();
+    CHECK(m.find('\n') == std::string::npos);
+    CHECK(m.find("'p\\x0a\\x01\\x7f'") != std::string::npos);
+  }
+  // Every OneLineError escapes control bytes and keeps UTF-8 as it is.
+  CHECK(std::string(FormatError("a\tb\r\nc \xc3\xa9").what()) == "a\\x09b\\x0d\\x0ac \xc3\xa9");
+}
+
 TEST_CASE("accumulator-only formats parse but are refused as storage", "[format_spec]") {
   const char* const accumulators[] = {"fp64",      "e11m52",    "e9m3",      "e8m24",
                                       "e5m30",     "int32",     "int25",     "fixed32_16",

@@ -20,6 +20,7 @@
 #include "numerics/round.h"
 #include "tests/reference/compare.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using emu::Family;
 using emu::Format;
@@ -29,7 +30,8 @@ using emu::ref::Mismatches;
 
 namespace {
 
-constexpr int kCasesPerOp = 1000000;
+// A tenth in a sanitizer build (tests/sanitized.h).
+constexpr int kCasesPerOp = static_cast<int>(emu::test::sanitized_size(1000000, 10));
 
 const char* const kBases[] = {"fp16", "bf16", "e6m9", "e8m12", "posit16_1", "fixed16_8"};
 const char* const kModes[] = {":rne", ":rtz", ":rup", ":rdn", ":rna", ":sr"};

@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   curl ca-certificates  # emutrain data fetch downloads with curl (or wget)
   python3               # the fetch tests serve files with Python's http.server
+  clang-14 libclang-rt-14-dev llvm-14  # sanitizer build and libFuzzer targets (tools/sanitize_check.sh)
 )
 
 missing=()

@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "numerics/printable.h"
+
 namespace emu::train {
 
-class JsonError : public std::runtime_error {
+class JsonError : public OneLineError {
  public:
-  using std::runtime_error::runtime_error;
+  using OneLineError::OneLineError;
 };
 
 struct Json {

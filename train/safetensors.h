@@ -15,14 +15,15 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "numerics/printable.h"
 
 namespace emu::train {
 
 // A file that is not a valid safetensors file (or not one emutrain can read);
 // what() is one line: "corrupt checkpoint <file>: <problem>".
-class CheckpointError : public std::runtime_error {
+class CheckpointError : public OneLineError {
  public:
-  using std::runtime_error::runtime_error;
+  using OneLineError::OneLineError;
 };
 
 struct TensorFile {

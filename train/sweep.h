@@ -18,12 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "numerics/printable.h"
+
 namespace emu::train {
 
 // A sweep file that cannot be used; what() is one line naming the file and key path.
-class SweepError : public std::runtime_error {
+class SweepError : public OneLineError {
  public:
-  using std::runtime_error::runtime_error;
+  using OneLineError::OneLineError;
 };
 
 // Ordered (name, template) pairs: recipe key -> value, or variable -> value.

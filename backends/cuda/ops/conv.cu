@@ -105,11 +105,12 @@ struct ConvForward {
     const float* planes = nullptr;  // x[n, b*Cig, 0, 0]
     int64_t ih0 = 0, iw0 = 0;       // the input position of tap (0, 0)
   };
-  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return w + (b * g.Cog + co) * g.kg(); }
+  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return offset_or_null(w, (b * g.Cog + co) * g.kg()); }
   EMU_HD float a_at(RowCursor r, int64_t k) const { return r[k]; }
   EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
     const int64_t n = pixel / g.ohw(), s = pixel % g.ohw();
-    return ColCursor{x + (n * g.C_in + b * g.Cig) * g.hw(), s / g.OW * g.sh - g.ph, s % g.OW * g.sw - g.pw};
+    return ColCursor{offset_or_null(x, (n * g.C_in + b * g.Cig) * g.hw()), s / g.OW * g.sh - g.ph,
+                     s % g.OW * g.sw - g.pw};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
     int64_t ci, t, kh, kw;
@@ -140,7 +141,7 @@ struct ConvGradInput {
     const float* planes = nullptr;  // gy[n, b*Cog, 0, 0]
     int64_t ih = 0, iw = 0;
   };
-  EMU_HD RowCursor a_row(int64_t b, int64_t ci) const { return w + (b * g.Cog * g.Cig + ci) * g.khw(); }
+  EMU_HD RowCursor a_row(int64_t b, int64_t ci) const { return offset_or_null(w, (b * g.Cog * g.Cig + ci) * g.khw()); }
   EMU_HD float a_at(RowCursor r, int64_t k) const {
     int64_t co, t;
     divmod(k, g.khw(), &co, &t);
@@ -148,7 +149,7 @@ struct ConvGradInput {
   }
   EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
     const int64_t n = pixel / g.hw(), s = pixel % g.hw();
-    return ColCursor{gy + (n * g.C_out + b * g.Cog) * g.ohw(), s / g.W, s % g.W};
+    return ColCursor{offset_or_null(gy, (n * g.C_out + b * g.Cog) * g.ohw()), s / g.W, s % g.W};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
     int64_t co, t, kh, kw;
@@ -178,7 +179,7 @@ struct ConvGradWeight {
     const float* planes = nullptr;  // x[0, b*Cig + ci, 0, 0]
     int64_t ih0 = 0, iw0 = 0;       // the input position the tap reads for output pixel (0, 0)
   };
-  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return gy + (b * g.Cog + co) * g.ohw(); }
+  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return offset_or_null(gy, (b * g.Cog + co) * g.ohw()); }
   EMU_HD float a_at(RowCursor r, int64_t k) const {
     int64_t n, s;
     divmod(k, g.ohw(), &n, &s);
@@ -186,7 +187,8 @@ struct ConvGradWeight {
   }
   EMU_HD ColCursor b_col(int64_t b, int64_t col) const {
     const int64_t ci = col / g.khw(), t = col % g.khw();
-    return ColCursor{x + (b * g.Cig + ci) * g.hw(), t / g.KW * g.dh - g.ph, t % g.KW * g.dw - g.pw};
+    return ColCursor{offset_or_null(x, (b * g.Cig + ci) * g.hw()), t / g.KW * g.dh - g.ph,
+                     t % g.KW * g.dw - g.pw};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
     int64_t n, s, oh, ow;

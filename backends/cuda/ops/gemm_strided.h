@@ -33,9 +33,13 @@ struct StridedProduct {
   static constexpr bool kSwapped = false;  // terms are mac_term(A, B), as the CPU's mac_gemm
   using RowCursor = const float*;  // A's row
   using ColCursor = const float*;  // B's column
-  EMU_HD RowCursor a_row(int64_t bt, int64_t row) const { return a.base + a.offset(bt, heads) + row * a.major; }
+  EMU_HD RowCursor a_row(int64_t bt, int64_t row) const {
+    return offset_or_null(a.base, a.offset(bt, heads) + row * a.major);
+  }
   EMU_HD float a_at(RowCursor r, int64_t k) const { return r[k * a.k]; }
-  EMU_HD ColCursor b_col(int64_t bt, int64_t col) const { return b.base + b.offset(bt, heads) + col * b.major; }
+  EMU_HD ColCursor b_col(int64_t bt, int64_t col) const {
+    return offset_or_null(b.base, b.offset(bt, heads) + col * b.major);
+  }
   EMU_HD float b_at(ColCursor c0, int64_t k) const { return c0[k * b.k]; }
   EMU_HD uint64_t out_index(int64_t bt, int64_t row, int64_t col) const {
     return static_cast<uint64_t>(c.offset(bt, heads) + row * c.major + col * c.k);

@@ -50,7 +50,7 @@ __global__ void index_sum_kernel(MacRounding sum, bool native, SequenceSumResult
     const int64_t row = i / B, b = i % B;
     const int64_t a = row / S, s = row % S;
     const int64_t k0 = first[s], K = s == skip ? 0 : first[s + 1] - k0;
-    const float* base = src + a * P * B + b;
+    const float* base = offset_or_null(src, a * P * B + b);  // src is null when P == 0
     auto terms = [&](int64_t k, float* t, float* one) {
       *t = base[order[k0 + k] * B];
       *one = 1.0f;
@@ -83,7 +83,7 @@ __global__ void temporal_avg_kernel(MacRounding sum, bool native, StageRound quo
                                     uint64_t seed, uint64_t stream, uint64_t sites) {
   EMU_GRID_STRIDE_LOOP(o, tl.N * tl.C) {
     const int64_t n = o / tl.C, c = o % tl.C;
-    const float* xs = x + tl.base(n, c);
+    const float* xs = offset_or_null(x, tl.base(n, c));  // x is null when T == 0
     int64_t t = 0;  // the next step to look at: terms are read in ascending k
     auto terms = [&](int64_t, float* v, float* one) {
       while (!step_valid(mask, tl.L, n, t)) ++t;
@@ -120,7 +120,7 @@ __global__ void temporal_max_kernel(StageRound r, TimeLayout tl, const float* x,
                                     float* argmax) {
   EMU_GRID_STRIDE_LOOP(o, tl.N * tl.C) {
     const int64_t n = o / tl.C, c = o % tl.C;
-    const float* xs = x + tl.base(n, c);
+    const float* xs = offset_or_null(x, tl.base(n, c));  // x is null when T == 0
     float best = 0.0f;
     int64_t at = -1;
     for (int64_t t = 0; t < tl.L; ++t) {
