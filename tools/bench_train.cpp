@@ -9,7 +9,8 @@
 // Each policy trains `--warmup` steps (not timed: caches, allocator, first
 // launches), then `--steps` timed steps through the trainer itself
 // (train/trainer.h: data loading, upload, forward, loss, backward, update), and
-// stops before the end-of-run evaluation. A policy is `FORMAT` (every role in
+// stops there: the recipe keeps its own length (so its schedule stays valid), and
+// timed steps that cross an epoch's end include that epoch's evaluation. A policy is `FORMAT` (every role in
 // that format) or `MUL/ACC` (`e6m6/fp32`: e6m6 everywhere but a binary32
 // accumulator; `split:fp32b/fp32`: a multiplier that is no storage format sets
 // only mul); it replaces numerics.default of the recipe.
@@ -101,8 +102,7 @@ Result run_policy(const BenchTrainOptions& o, const std::string& policy, OpProfi
                   const std::string& out_dir) {
   std::vector<std::string> sets = o.sets;
   for (const std::string& s :
-       {"numerics.default=" + policy_map(policy), "steps=" + std::to_string(o.warmup + o.steps),
-        std::string("checkpoint.every_steps=0"), std::string("checkpoint.every_epochs=0"),
+       {"numerics.default=" + policy_map(policy), std::string("checkpoint.every_steps=0"), std::string("checkpoint.every_epochs=0"),
         std::string("logging.every_steps=0"), std::string("logging.progress=off"), "device=" + o.device})
     sets.push_back(s);
   const train::Recipe recipe = train::load_recipe(o.recipe, sets);

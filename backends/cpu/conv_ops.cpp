@@ -22,6 +22,7 @@
 #include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
+#include "backends/cpu/uninit_buffer.h"
 #include "core/conv_checks.h"
 #include "numerics/philox.h"
 
@@ -171,10 +172,10 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
   const int64_t rows = g.N * ohw;
   const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cog, 1}), 1, rows);
   for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> wt(static_cast<size_t>(K * g.Cog));
+    UninitBuffer<float> wt(static_cast<size_t>(K * g.Cog));
     for (int64_t co = 0; co < g.Cog; ++co)
       for (int64_t k = 0; k < K; ++k) wt[k * g.Cog + co] = wp[(grp * g.Cog + co) * K + k];
-    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cog));
+    UninitBuffer<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cog));
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
       const int64_t r1 = std::min(rows, r0 + block);
       im2col(g, xp, grp, r0, r1, 0, K, a.data(), K, inner);
@@ -228,11 +229,11 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
   const int64_t rows = g.N * hw;
   const int64_t block = std::clamp<int64_t>(kPackFloats / std::max<int64_t>({K, g.Cig, 1}), 1, rows);
   for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> wb(static_cast<size_t>(K * g.Cig));
+    UninitBuffer<float> wb(static_cast<size_t>(K * g.Cig));
     for (int64_t co = 0; co < g.Cog; ++co)
       for (int64_t cl = 0; cl < g.Cig; ++cl)
         for (int64_t t = 0; t < khw; ++t) wb[(co * khw + t) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
-    std::vector<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
+    UninitBuffer<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
       const int64_t r1 = std::min(rows, r0 + block);
       gather_grad_rows(g, gp, grp, r0, r1, a.data(), inner);
@@ -284,14 +285,14 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
   // C = the columns of gw's group rows (ldc = kg).
   const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
   for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-    std::vector<float> a(static_cast<size_t>(g.Cog * K));
+    UninitBuffer<float> a(static_cast<size_t>(g.Cog * K));
     parallel_for(g.Cog * g.N, inner, 16, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t co = t / g.N, n = t % g.N;
         std::copy_n(gp + (n * g.C_out + grp * g.Cog + co) * ohw, ohw, a.data() + co * K + n * ohw);
       }
     });
-    std::vector<float> b(static_cast<size_t>(K * cols));
+    UninitBuffer<float> b(static_cast<size_t>(K * cols));
     for (int64_t c0 = 0; c0 < kg; c0 += cols) {
       const int64_t c1 = std::min(kg, c0 + cols);
       im2col(g, xp, grp, 0, K, c0, c1, b.data(), c1 - c0, inner);

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/split_gemm.h"
+#include "backends/cpu/uninit_buffer.h"
 #include "numerics/parallel_for.h"
 #include "numerics/philox.h"
 
@@ -302,8 +303,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   }
   const int64_t blocks = static_cast<int64_t>(kb.size()) - 1;
   const int64_t panels_max = (std::min(kNC, N) + NR - 1) / NR;
-  std::vector<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));
-  std::vector<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
+  UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));  // written in full
+  UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
@@ -343,7 +344,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       const int64_t p0 = panels * ct / col_tasks, p1 = panels * (ct + 1) / col_tasks;
       const int64_t np = p1 - p0, groups = (i1 - i0 + MR - 1) / MR;
       const int64_t j_first = jc + p0 * NR, j_end = std::min(jc + nc, jc + p1 * NR);
-      std::vector<AElem> apack(static_cast<size_t>((kKC / G + 1) * MR));
+      UninitBuffer<AElem> apack(static_cast<size_t>((kKC / G + 1) * MR));
       std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
       std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
       auto at = [&](int64_t i, int64_t j) {  // accumulator of output (i, j)

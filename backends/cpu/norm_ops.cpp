@@ -19,6 +19,7 @@
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/op_checks.h"
+#include "backends/cpu/stage_rows.h"
 #include "numerics/fast_round.h"
 #include "numerics/norm_steps.h"
 #include "numerics/philox.h"
@@ -29,6 +30,7 @@ namespace {
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
 using cpu_checks::check_result;
 using cpu_checks::check_shape;
+using cpu_rows::StageRows;
 namespace st = batch_norm_stage;
 
 struct Ncs {
@@ -62,6 +64,7 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
   const uint64_t sites = mac_site_count(M, p.chunk);
   const Reducer sum(p, true, M), squares(p, false, M);
   const BatchNormStatsSteps steps(p.out, key.seed, key.stream);
+  const StageRows dev(steps.dev);
   const DrawKey k_sum = nn_stage_key(key, st::kSum), k_sq = nn_stage_key(key, st::kSquares);
   float* mp = mean.data();
   float* vp = var.data();
@@ -73,11 +76,9 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
       gather_channel(d, xp, c, buf.data());
       const double s1 = sum.run(buf.data(), nullptr, M, k_sum, uc, sites);
       const float mu = steps.channel_mean(s1, M, uc);
-      for (int64_t n = 0; n < d.N; ++n)
-        for (int64_t s = 0; s < d.S; ++s) {
-          const int64_t k = n * d.S + s;
-          buf[k] = steps.deviation(buf[k], mu, static_cast<uint64_t>((n * d.C + c) * d.S + s));
-        }
+      for (int64_t n = 0; n < d.N; ++n)  // steps.deviation per element
+        dev.sub(buf.data() + n * d.S, nullptr, mu, buf.data() + n * d.S, d.S,
+                static_cast<uint64_t>((n * d.C + c) * d.S));
       const double s2 = squares.run(buf.data(), buf.data(), M, k_sq, uc, sites);
       mp[c] = mu;
       vp[c] = steps.channel_var(s2, M, uc);
@@ -111,17 +112,19 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
   const float* xp = X.data();
   float* yp = y.data();
   float* hp = xhat.data();
+  // Per (n, c) row, stage by stage: steps.normalized, then steps.affine, per element.
+  const StageRows dev(steps.dev), hat(steps.hat), scale(steps.scale), shift(steps.shift);
   parallel_for(d.N * d.C, threads_, 4, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r % d.C;
-      for (int64_t s = 0; s < d.S; ++s) {
-        const int64_t i = r * d.S + s;
-        const uint64_t ui = static_cast<uint64_t>(i);
-        const float h = steps.normalized(xp[i], mu[c], ip[c], ui);
-        const float v = steps.affine(h, gp, bp, c, ui);
-        hp[i] = h;
-        yp[i] = v;
-      }
+      const int64_t c = r % d.C, i = r * d.S;
+      const uint64_t ui = static_cast<uint64_t>(i);
+      float* h = hp + i;
+      float* v = yp + i;
+      dev.sub(xp + i, nullptr, mu[c], h, d.S, ui);
+      hat.mul(h, nullptr, ip[c], h, d.S, ui);
+      if (gp) scale.mul(h, nullptr, gp[c], v, d.S, ui);
+      else std::copy_n(h, d.S, v);
+      if (bp) shift.add(v, nullptr, bp[c], v, d.S, ui);
     }
   });
 }
@@ -172,9 +175,11 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
   const BatchNormBackwardSteps steps(p.out, key.seed, key.stream);
   const float* gap = gamma ? ga.data() : nullptr;
   const bool need_sums = ggamma || gbeta || (gx && batch_stats);
+  const StageRows t_row(steps.t), u_row(steps.u), v_row(steps.v), gx_row(steps.gx);
   float* xp = gx ? gx->data() : nullptr;
   parallel_for(d.C, threads_, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> g(static_cast<size_t>(need_sums ? M : 0)), h(g.size());
+    std::vector<float> t(static_cast<size_t>(d.S)), u(t.size());  // a row of R(gy - mg), R(xhat * mgx)
     for (int64_t c = c0; c < c1; ++c) {
       const uint64_t uc = static_cast<uint64_t>(c);
       double sg = 0, sgx = 0;
@@ -190,13 +195,18 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
       const float k = steps.scale(gap, inv[c], c);
       const float mg = batch_stats ? steps.mean_grad(sg, M, uc) : 0.0f;
       const float mgx = batch_stats ? steps.mean_dot(sgx, M, uc) : 0.0f;
-      for (int64_t n = 0; n < d.N; ++n)
-        for (int64_t s = 0; s < d.S; ++s) {
-          const int64_t i = (n * d.C + c) * d.S + s;
-          const uint64_t ui = static_cast<uint64_t>(i);
-          xp[i] = batch_stats ? steps.input_grad(gp[i], hp[i], mg, mgx, k, ui)
-                              : steps.input_grad_running(gp[i], k, ui);
+      for (int64_t n = 0; n < d.N; ++n) {  // steps.input_grad(_running) per element
+        const int64_t i = (n * d.C + c) * d.S;
+        const uint64_t ui = static_cast<uint64_t>(i);
+        if (!batch_stats) {
+          gx_row.mul(gp + i, nullptr, k, xp + i, d.S, ui);
+          continue;
         }
+        t_row.sub(gp + i, nullptr, mg, t.data(), d.S, ui);
+        u_row.mul(hp + i, nullptr, mgx, u.data(), d.S, ui);
+        v_row.sub(t.data(), u.data(), 0.0f, t.data(), d.S, ui);
+        gx_row.mul(t.data(), nullptr, k, xp + i, d.S, ui);
+      }
     }
   });
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -56,7 +57,35 @@ class Round {
   bool fast() const { return fast_; }
   const Format& format() const { return f_; }
 
+  // out[k] = (*this)(a[k] * b[k], 0) for k < n, the exact binary64 products rounded eight at a time
+  // (fast_ieee_d takes vectors of binary64 lanes). Needs fast().
+  void products(const float* a, const float* b, int64_t n, double* out) const {
+    switch (p_.mode) {
+      case Rounding::NearestEven: return products<Rounding::NearestEven>(a, b, n, out);
+      case Rounding::TowardZero: return products<Rounding::TowardZero>(a, b, n, out);
+      case Rounding::Up: return products<Rounding::Up>(a, b, n, out);
+      case Rounding::Down: return products<Rounding::Down>(a, b, n, out);
+      case Rounding::NearestAway: return products<Rounding::NearestAway>(a, b, n, out);
+      case Rounding::Stochastic: break;
+    }
+    for (int64_t k = 0; k < n; ++k) out[k] = (*this)(static_cast<double>(a[k]) * static_cast<double>(b[k]), 0);
+  }
+
  private:
+  template <Rounding Mode>
+  void products(const float* a, const float* b, int64_t n, double* out) const {
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+      v8f32 av, bv;
+      std::memcpy(&av, a + k, sizeof av);
+      std::memcpy(&bv, b + k, sizeof bv);
+      const v8f64 r =
+          fast_ieee_d<Mode>(p_, __builtin_convertvector(av, v8f64) * __builtin_convertvector(bv, v8f64));
+      std::memcpy(out + k, &r, sizeof r);
+    }
+    for (; k < n; ++k) out[k] = fast_ieee_d<Mode>(p_, static_cast<double>(a[k]) * static_cast<double>(b[k]));
+  }
+
   Format f_;
   bool fast_;
   FastIeeeD p_{};
@@ -114,7 +143,11 @@ class Reducer {
     const bool table = custom_mul(p_);
     if (random || table) mode_ = Mode::Generic;
     else if (p.chunk == 0 && is_plain_fp32(p.acc))
-      mode_ = sum ? Mode::Sum : p_.mul_exact ? Mode::Fma : is_plain_fp32(p.mul) ? Mode::Mul : Mode::Ieee;
+      mode_ = sum                                 ? Mode::Sum
+              : p_.mul_exact                      ? Mode::Fma
+              : is_plain_fp32(p.mul)              ? Mode::Mul
+              : mul_.fast() && binary32_values(p.mul) ? Mode::RoundedMul
+                                                  : Mode::Ieee;
     else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
   }
   double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {
@@ -131,6 +164,7 @@ class Reducer {
         for (int64_t k = 0; k < K; ++k)
           if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
         return facc;
+      case Mode::RoundedMul: return run_rounded_mul(a, b, K);
       case Mode::Ieee: return run_ieee(a, sum_ ? nullptr : b, K);
       case Mode::Generic: break;
     }
@@ -139,7 +173,31 @@ class Reducer {
   }
 
  private:
-  enum class Mode { Generic, Sum, Mul, Fma, Ieee };
+  enum class Mode { Generic, Sum, Mul, Fma, RoundedMul, Ieee };
+
+  // Whether every finite value of f is a binary32 value (so a product rounded to f is one).
+  static bool binary32_values(const Format& f) {
+    return f.family == Family::Ieee && !f.accumulator_only && f.man_bits <= 23 &&
+           f.max_finite <= 3.4028234663852886e38 && f.emin - f.man_bits >= -149;
+  }
+
+  // run_ieee's steps for a plain fp32 accumulator without chunks and products rounded into a format
+  // whose values are binary32 values: R_fp32(acc + p) of two binary32 values is one binary32 addition
+  // (acc starts at +0 and a zero product cannot make it -0 under round to nearest), and the products
+  // are rounded a block at a time (Round::products). A NaN is made the canonical one, as
+  // run_ieee's format_add makes it.
+  double run_rounded_mul(const float* a, const float* b, int64_t K) const {
+    constexpr int64_t kBlock = 256;
+    double prod[kBlock];
+    float acc = 0.0f;
+    for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+      const int64_t n = std::min(kBlock, K - k0);
+      mul_.products(a + k0, b + k0, n, prod);
+      for (int64_t k = 0; k < n; ++k)
+        if (a[k0 + k] != 0.0f && b[k0 + k] != 0.0f) acc = acc + static_cast<float>(prod[k]);
+    }
+    return canonical(acc);
+  }
   // mac_reduce's steps without :sr (b null: every b_k = 1).
   double run_ieee(const float* a, const float* b, int64_t K) const {
     double acc = 0.0, outer = 0.0;

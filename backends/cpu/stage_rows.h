@@ -1,0 +1,111 @@
+// StageRound's element operations (numerics/stage_round.h) over rows, eight
+// elements at a time, for the CPU loops of the batch-norm ops:
+//   out[j] = R_f(a[j] op b[j])   (or op the scalar b) for j < n, op in + - *,
+// element j drawing at index i0 + j. The bits are StageRound's, element by
+// element: a lane whose result the vector code cannot vouch for is recomputed
+// by the StageRound itself.
+//
+// Why it is exact: for IEEE-like formats without :sr, StageRound rounds
+// through FastRound (fast_ieee_d, numerics/fast_round.h), whose template takes
+// vectors of binary64 lanes as well as scalars. A product of two binary32
+// values is exact in binary64, so its lanes are fast_ieee_d of the binary64
+// product, as in rounded_mul. A sum is used only where rounded_add would use
+// it too: finite, nonzero and exact (TwoSum error 0); every other lane (zero,
+// Inf, NaN, inexact sums) goes to the StageRound. Plain fp32 and :sr formats
+// run the StageRound per element (plain fp32 is one native operation there).
+// tests/test_pool_norm.cpp compares rows against the StageRound per element.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "numerics/fast_round.h"
+#include "numerics/stage_round.h"
+
+namespace emu::cpu_rows {
+
+class StageRows {
+ public:
+  enum class Op { Add, Sub, Mul };
+
+  explicit StageRows(const StageRound& s)
+      : s_(s), vector_(!s.native && s.fr.on && !s.fr.fp64 && !is_stochastic(s.f)) {}
+
+  // out may alias a or b; b is a row, or null with the scalar bs for every element.
+  void add(const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
+    run(Op::Add, a, b, bs, out, n, i0);
+  }
+  void sub(const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
+    run(Op::Sub, a, b, bs, out, n, i0);
+  }
+  void mul(const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
+    run(Op::Mul, a, b, bs, out, n, i0);
+  }
+
+ private:
+  float one(Op op, float a, float b, uint64_t i) const {
+    switch (op) {
+      case Op::Add: return s_.add(a, b, i);
+      case Op::Sub: return s_.sub(a, b, i);
+      case Op::Mul: break;
+    }
+    return s_.mul(a, b, i);
+  }
+
+  void run(Op op, const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
+    int64_t j = 0;
+    if (vector_) {
+      switch (s_.fr.mode) {
+        case Rounding::NearestEven: j = lanes<Rounding::NearestEven>(op, a, b, bs, out, n, i0); break;
+        case Rounding::TowardZero: j = lanes<Rounding::TowardZero>(op, a, b, bs, out, n, i0); break;
+        case Rounding::Up: j = lanes<Rounding::Up>(op, a, b, bs, out, n, i0); break;
+        case Rounding::Down: j = lanes<Rounding::Down>(op, a, b, bs, out, n, i0); break;
+        case Rounding::NearestAway: j = lanes<Rounding::NearestAway>(op, a, b, bs, out, n, i0); break;
+        case Rounding::Stochastic: break;  // not vector_
+      }
+    }
+    for (; j < n; ++j) out[j] = one(op, a[j], b ? b[j] : bs, i0 + static_cast<uint64_t>(j));
+  }
+
+  // The whole groups of 8 elements; returns how many elements it did.
+  template <Rounding Mode>
+  int64_t lanes(Op op, const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
+    const v8f64 bsplat = splat<v8f64>(static_cast<double>(bs));
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      v8f32 af, bf;
+      std::memcpy(&af, a + j, sizeof af);
+      if (b) std::memcpy(&bf, b + j, sizeof bf);
+      const v8f64 ad = __builtin_convertvector(af, v8f64);
+      const v8f64 bd = b ? __builtin_convertvector(bf, v8f64) : bsplat;
+      v8f64 r;
+      bool all = true;
+      if (op == Op::Mul) {
+        r = fast_ieee_d<Mode>(s_.fr.p, ad * bd);  // the exact product
+      } else {
+        const v8f64 c = op == Op::Sub ? -bd : bd;  // rounded_add(a, -b) for a difference
+        const v8f64 s = ad + c;
+        const v8f64 bb = s - ad;
+        const v8f64 err = (ad - (s - bb)) + (c - bb);
+        const auto ok = (err == 0.0) & (s != 0.0) & (s - s == 0.0);  // exact, nonzero, finite
+        r = fast_ieee_d<Mode>(s_.fr.p, s);
+        for (int l = 0; l < 8; ++l) all &= ok[l] != 0;
+        if (!all) {
+          float lanes_a[8], lanes_b[8];
+          std::memcpy(lanes_a, &af, sizeof lanes_a);
+          for (int l = 0; l < 8; ++l) lanes_b[l] = b ? bf[l] : bs;
+          for (int l = 0; l < 8; ++l)
+            if (!ok[l]) r[l] = one(op, lanes_a[l], lanes_b[l], i0 + static_cast<uint64_t>(j + l));
+        }
+      }
+      const v8f32 rf = __builtin_convertvector(r, v8f32);
+      std::memcpy(out + j, &rf, sizeof rf);
+    }
+    return j;
+  }
+
+  const StageRound& s_;
+  bool vector_;
+};
+
+}  // namespace emu::cpu_rows
