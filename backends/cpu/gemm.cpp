@@ -356,17 +356,19 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         const int64_t k0 = kb[b], k1 = kb[b + 1], kc = k1 - k0, kr = rows_before[b + 1] - rows_before[b];
         for (int64_t g = 0; g < groups; ++g) {
           const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
-          for (int64_t q = 0; q < kr; ++q) {
-            for (int64_t r = 0; r < h; ++r) {
-              const float* src = pb.A + (r0 + r) * pb.lda + k0 + q * G;
+          // Row by row: each row of A is read contiguously (the packed block stays in L1).
+          for (int64_t r = 0; r < h; ++r) {
+            const float* src = pb.A + (r0 + r) * pb.lda + k0;
+            for (int64_t q = 0; q < kr; ++q) {
               if constexpr (G == 1) {
-                apack[q * MR + r] = kern.pack_a(src[0]);
+                apack[q * MR + r] = kern.pack_a(src[q]);
               } else {
-                apack[q * MR + r] = kern.pack_a2(src[0], q * G + 1 < kc ? src[1] : 0.0f);
+                apack[q * MR + r] = kern.pack_a2(src[q * G], q * G + 1 < kc ? src[q * G + 1] : 0.0f);
               }
             }
-            for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
           }
+          for (int64_t r = h; r < MR; ++r)
+            for (int64_t q = 0; q < kr; ++q) apack[q * MR + r] = AElem{};
           // Tiles whose operands bound every product below the flag threshold
           // skip the flag tests.
           const uint32_t amax = kBounded ? max_abs_bits(pb.A + r0 * pb.lda + k0, h, kc, pb.lda) : 0;
