@@ -153,17 +153,19 @@ class Reducer {
   double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {
     float facc = 0.0f;  // binary32: never -0 under round to nearest, so skipped zero terms change nothing
     switch (mode_) {
+      // A NaN is made the canonical one, as mac_reduce makes it (the native operations give
+      // whatever NaN the hardware produces: x86's default NaN is negative).
       case Mode::Sum:
         for (int64_t k = 0; k < K; ++k) facc = facc + a[k];
-        return facc;
+        return canonical(facc);
       case Mode::Mul:
         for (int64_t k = 0; k < K; ++k)
           if (a[k] != 0.0f && b[k] != 0.0f) facc = facc + a[k] * b[k];
-        return facc;
+        return canonical(facc);
       case Mode::Fma:  // IEEE fusedMultiplyAdd: R_fp32(acc + exact product), one rounding
         for (int64_t k = 0; k < K; ++k)
           if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
-        return facc;
+        return canonical(facc);
       case Mode::RoundedMul: return run_rounded_mul(a, b, K);
       case Mode::Ieee: return run_ieee(a, sum_ ? nullptr : b, K);
       case Mode::Generic: break;
