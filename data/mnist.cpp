@@ -97,7 +97,16 @@ std::unique_ptr<ImageDataset> load_mnist(const MnistOptions& options) {
       file_error(labels_path, "label " + std::to_string(i) + " is " + std::to_string(labels[i]) + " (expected 0..9)",
                  kMnistUrl);
 
+  // An image side is bounded before any product of sizes is formed: a header of zero images may
+  // announce any rows and cols (its data is empty), found by tests/fuzz/fuzz_mnist.cpp.
+  constexpr int64_t kMaxSide = 65536;
+  if (rows < 1 || cols < 1 || rows > kMaxSide || cols > kMaxSide)
+    file_error(images_path,
+               "images of " + std::to_string(rows) + " x " + std::to_string(cols) + " pixels (expected 1.." +
+                   std::to_string(kMaxSide) + " each; MNIST's are 28 x 28)",
+               kMnistUrl);
   const int64_t p = options.pad;
+  if (p > kMaxSide) throw std::invalid_argument("MNIST pad must be <= " + std::to_string(kMaxSide));
   ImageShape shape{1, rows + 2 * p, cols + 2 * p};
   if (p > 0) {
     std::vector<uint8_t> padded(static_cast<size_t>(n * shape.numel()), 0);

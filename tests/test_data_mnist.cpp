@@ -115,4 +115,14 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", huge);
   CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("truncated: header announces 4294967295 x 4294967295 x "
                                                          "4294967295 data bytes, more than the file's 8"));
+
+  // Zero images of 4227858403 x 4294967267 pixels (the fuzzer's find): no data to be short of, but
+  // an image size past 64 bits; refused by its sides, with the labels file of zero labels beside it.
+  std::vector<uint8_t> empty_huge, no_labels;
+  for (uint32_t v : {0x00000803u, 0u, 0xfbffffe3u, 0xffffffe3u}) put32(empty_huge, v);
+  for (uint32_t v : {0x00000801u, 0u}) put32(no_labels, v);
+  emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", empty_huge);
+  emu::test::write_gzip(dir / "t10k-labels-idx1-ubyte.gz", no_labels);
+  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("t10k-images-idx3-ubyte.gz: images of 4227858403 x "
+                                                         "4294967267 pixels (expected 1..65536 each"));
 }
