@@ -158,6 +158,12 @@ TEST_CASE("sweep file errors name the key", "[sweep]") {
              Catch::Contains("axes[0].values[0].value: required"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - exp: 3..x\n"),
              Catch::Contains("axes[0].exp: '3..x' is neither a list nor a range such as 3..8"));
+  // Bounds past int64 (fuzz_sweep: std::stoll threw out_of_range) and a span past int64.
+  CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - man: 0..7333333333333333333333333\n"),
+             Catch::Contains("axes[0].man: '0..7333333333333333333333333' is neither a list nor a range such as "
+                             "3..8 (int64 bounds, at most 100001 values)"));
+  CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - man: -9223372036854775808..9223372036854775807\n"),
+             Catch::Contains("is neither a list nor a range"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - {name: m}\n"), Catch::Contains("axes[0].values: required"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - zip: [{a: [1, 2]}, {b: [1]}]\n"),
              Catch::Contains("axes[0].zip: axes 'a' (2 values) and 'b' (1 values) differ in length"));

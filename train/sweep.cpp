@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -83,7 +84,8 @@ class Parser {
     if (node.IsScalar()) {
       std::vector<int64_t> range;
       if (!parse_int_range(node.Scalar(), &range))
-        fail(path, fmt::format("'{}' is neither a list nor a range such as 3..8", node.Scalar()));
+        fail(path, fmt::format("'{}' is neither a list nor a range such as 3..8 (int64 bounds, at most 100001 values)",
+                               node.Scalar()));
       for (int64_t v : range) out.push_back({std::to_string(v), {}, {}});
       return out;
     }
@@ -264,12 +266,16 @@ bool parse_int_range(const std::string& text, std::vector<int64_t>* out) {
     if (i == s.size()) return false;
     for (size_t k = i; k < s.size(); ++k)
       if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
-    *v = std::stoll(s);
-    return true;
+    // from_chars, not stoll: a bound past int64 is "not a range", not an exception (fuzz_sweep found it).
+    const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return err == std::errc() && end == s.data() + s.size();
   };
   int64_t a = 0, b = 0;
   if (!number(text.substr(0, dots), &a) || !number(text.substr(dots + 2), &b)) return false;
-  if ((a > b ? a - b : b - a) > 100000) return false;  // no accidental million-point axes
+  // The span in uint64_t: b - a in int64_t overflows for bounds of opposite signs near the limits.
+  const uint64_t span = a > b ? static_cast<uint64_t>(a) - static_cast<uint64_t>(b)
+                              : static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
+  if (span > 100000) return false;  // no accidental million-point axes
   out->clear();
   for (int64_t v = a;; v += (a <= b ? 1 : -1)) {
     out->push_back(v);
