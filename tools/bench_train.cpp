@@ -131,7 +131,7 @@ Result run_policy(const BenchTrainOptions& o, const std::string& policy, OpProfi
   try {
     train::train_recipe(recipe, t);
     throw std::runtime_error("bench train: the recipe ended before " + std::to_string(o.warmup + o.steps) +
-                             " steps (policy " + policy + ")");
+                             " steps (policy " + policy + "): give fewer --steps or --warmup, or --set epochs=N");
   } catch (const Stop&) {
   }
   r.samples = batch * o.steps;  // the last batch of an epoch may be shorter: recipes here drop nothing
