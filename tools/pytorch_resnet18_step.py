@@ -12,45 +12,16 @@ baseline of an emulator). Prints samples/s and the step time.
 tools/gpu_check.sh runs it where PyTorch with CUDA is installed.
 """
 import argparse
+import os
+import sys
 import time
 
 import torch
 from torch import nn
 
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        return torch.relu(y + (self.downsample(x) if self.downsample is not None else x))
-
-
-class ResNet18(nn.Module):
-    def __init__(self, width=64, classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, width, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(width)
-        layers, cin = [], width
-        for stage, stride in enumerate((1, 2, 2, 2)):
-            cout = width << stage
-            layers.append(nn.Sequential(BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)))
-            cin = cout
-        self.layers = nn.Sequential(*layers)
-        self.fc = nn.Linear(cin, classes)
-
-    def forward(self, x):
-        x = self.layers(torch.relu(self.bn1(self.conv1(x))))
-        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+# The model of bench/pytorch/models.py (the PyTorch baselines of issue 17), one definition.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "pytorch"))
+from models import ResNet18  # noqa: E402
 
 
 def main():
@@ -72,7 +43,8 @@ def main():
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        logits, target = model({"x": x, "y": y})  # models.py: (logits, the batch targets)
+        loss_fn(logits, target).backward()
         opt.step()
 
     for _ in range(a.warmup):
