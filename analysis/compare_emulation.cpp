@@ -37,8 +37,9 @@ MacPolicy policy(const Format& mul, const Format& acc, const Format& out) {
 
 // fp16 with the settings _Float16 has (RNE, subnormals, Inf/NaN).
 bool is_ieee_half(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 5 && f.man_bits == 10 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan && !f.accumulator_only;
+  return f.family == Family::Ieee && f.exp_bits == 5 && f.man_bits == 10 &&
+         f.rounding == Rounding::NearestEven && f.subnormals && !f.saturate &&
+         f.specials == Specials::InfNan && !f.accumulator_only;
 }
 
 #ifdef __FLT16_MAX__
@@ -68,7 +69,8 @@ constexpr bool kHaveFloat16 = false;
 // Host fp16: terms[o][k] pairs reduced k ascending, products in half, sums in
 // half (acc fp16) or binary32 (acc fp32), output rounded to half.
 template <class Terms>
-std::vector<float> native_half(const Format& fmt, const Format& acc, int64_t outputs, int64_t K, Terms terms) {
+std::vector<float> native_half(const Format& fmt, const Format& acc, int64_t outputs, int64_t K,
+                               Terms terms) {
   std::vector<float> y;
 #ifdef __FLT16_MAX__
   const bool acc_half = is_ieee_half(acc), acc_f32 = is_plain_fp32(acc);
@@ -114,13 +116,15 @@ CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::v
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double s = 0;
-      for (int64_t k = 0; k < K; ++k) s += static_cast<double>(A[i * K + k]) * static_cast<double>(B[k * N + j]);
+      for (int64_t k = 0; k < K; ++k)
+        s += static_cast<double>(A[i * K + k]) * static_cast<double>(B[k * N + j]);
       r.reference[i * N + j] = s;
     }
   const Format fp32 = parse_format("fp32");
   r.layer.resize(static_cast<size_t>(M * N));
   r.op.resize(static_cast<size_t>(M * N));
-  mac_gemm(policy(fp32, fp32, fmt), A.data(), K, B.data(), N, r.layer.data(), N, M, N, K, nullptr, GemmDraws{}, 0);
+  mac_gemm(policy(fp32, fp32, fmt), A.data(), K, B.data(), N, r.layer.data(), N, M, N, K, nullptr,
+           GemmDraws{}, 0);
   MacPolicy op = policy(fmt, acc, fmt);
   if (split != SplitMul::None) set_split_mul(op, split);
   mac_gemm(op, A.data(), K, B.data(), N, r.op.data(), N, M, N, K, nullptr, GemmDraws{}, 0);
@@ -132,7 +136,8 @@ CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::v
 }
 
 CompareOutputs compare_conv3x3(const Format& fmt, const Format& acc, const std::vector<float>& x,
-                               const std::vector<float>& w, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O) {
+                               const std::vector<float>& w, int64_t N, int64_t C, int64_t H, int64_t W,
+                               int64_t O) {
   if (static_cast<int64_t>(x.size()) != N * C * H * W || static_cast<int64_t>(w.size()) != O * C * 9)
     throw std::invalid_argument("compare-emulation: conv3x3 operand sizes do not match N, C, H, W, O");
   const int64_t K = C * 9, outputs = N * O * H * W;
@@ -170,8 +175,8 @@ CompareOutputs compare_conv3x3(const Format& fmt, const Format& acc, const std::
   return r;
 }
 
-std::vector<double> relative_errors(const std::vector<double>& ref, const std::vector<float>& got, int64_t* exact,
-                                    int64_t* zero_ref) {
+std::vector<double> relative_errors(const std::vector<double>& ref, const std::vector<float>& got,
+                                    int64_t* exact, int64_t* zero_ref) {
   std::vector<double> e;
   e.reserve(ref.size());
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -204,7 +209,8 @@ std::string host_fp16_note() {
 #ifdef __AVX512FP16__
   return "fp16: native _Float16 arithmetic (AVX512-FP16 vmulsh/vaddsh, one rounding per operation)";
 #else
-  return "fp16: _Float16 is computed as binary32 arithmetic then rounded to half (no native fp16 instructions "
+  return "fp16: _Float16 is computed as binary32 arithmetic then rounded to half (no native fp16 "
+         "instructions "
          "in this build); one rounding per operation all the same";
 #endif
 }

@@ -16,8 +16,8 @@
 
 namespace emu::analysis {
 
-// Inputs of one operand: x_i = (float)(lo + (hi - lo) * u_i), u_i = (philox_draw(seed, stream, i) >> 8) * 2^-24
-// (binary32 nearest of the double). Trial t draws its first operand (A, or x) from stream 2t, the
+// Inputs of one operand: x_i = (float)(lo + (hi - lo) * u_i), u_i = (philox_draw(seed, stream, i) >> 8) *
+// 2^-24 (binary32 nearest of the double). Trial t draws its first operand (A, or x) from stream 2t, the
 // second (B, or w) from stream 2t + 1; both are then rounded to the format (round_value).
 std::vector<float> uniform_inputs(uint64_t seed, uint64_t stream, int64_t n, double lo, double hi);
 
@@ -36,7 +36,8 @@ CompareOutputs compare_matmul(const Format& fmt, const Format& acc, const std::v
                               SplitMul split = SplitMul::None);
 // x: (N, C, H, W), w: (O, C, 3, 3) -> (N, O, H, W), stride 1, padding 1.
 CompareOutputs compare_conv3x3(const Format& fmt, const Format& acc, const std::vector<float>& x,
-                               const std::vector<float>& w, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O);
+                               const std::vector<float>& w, int64_t N, int64_t C, int64_t H, int64_t W,
+                               int64_t O);
 
 // Relative errors |got - ref| / |ref| over the outputs with ref != 0 (those
 // with ref == 0 are counted in zero_ref and exact when got == 0 too).

@@ -212,7 +212,8 @@ class Batch {
     }
     if (is_approx_mul_spec(std::string(tokens[1]))) {  // mul lut:<name>:<format> A B
       if (op != Op::Mul)
-        throw LineError(fmt::format("{} is an approximate multiplier: only mul and dot take it", quoted(tokens[1])));
+        throw LineError(
+            fmt::format("{} is an approximate multiplier: only mul and dot take it", quoted(tokens[1])));
       const ApproxMulTable& t = approx_table(tokens[1]);
       const float x = number_arg(tokens[2], "argument 1"), y = number_arg(tokens[3], "argument 2");
       return append_binary32(out, approx_mul_value(t, x, y));  // reads round into the format inside
@@ -277,7 +278,8 @@ class Batch {
   // dot MUL ACC OUT [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...
   void dot_line(const std::vector<std::string_view>& tokens, std::string* out) {
     if (tokens.size() < 4)
-      throw LineError("dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...");
+      throw LineError(
+          "dot takes MULSPEC ACCSPEC OUTSPEC [chunk=C] [outer=SPEC] [fused=F] [bias=X] a0 b0 a1 b1 ...");
     MacPolicy p;
     p.mul_exact = tokens[1] == "exact";
     if (is_split_mul_spec(std::string(tokens[1]))) {
@@ -328,7 +330,8 @@ class Batch {
           f = f * 10 + static_cast<uint64_t>(d - '0');
         }
         if (!ok || f > 65536)
-          throw LineError(fmt::format("{} is not a fused run length (a decimal integer 0 .. 65536)", quoted(t)));
+          throw LineError(
+              fmt::format("{} is not a fused run length (a decimal integer 0 .. 65536)", quoted(t)));
         p.fused = static_cast<int>(f);
       } else if (key == "outer") {
         if (have_outer) throw LineError("outer= given twice");
@@ -339,13 +342,15 @@ class Batch {
         have_bias = true;
         bias = number_arg(value, "bias");
       } else {
-        throw LineError(fmt::format("unknown dot option {}; allowed: chunk=C outer=SPEC fused=F bias=X", quoted(t)));
+        throw LineError(
+            fmt::format("unknown dot option {}; allowed: chunk=C outer=SPEC fused=F bias=X", quoted(t)));
       }
     }
     if (have_outer && p.chunk == 0) throw LineError("outer= needs chunk=C with C > 0");
     if (p.fused > 0 && p.chunk > 0 && p.chunk % p.fused != 0)
-      throw LineError(fmt::format("chunk={} is not a multiple of fused={} (a fused run must not straddle a chunk)",
-                                  p.chunk, p.fused));
+      throw LineError(
+          fmt::format("chunk={} is not a multiple of fused={} (a fused run must not straddle a chunk)",
+                      p.chunk, p.fused));
     try {
       check_split_policy(p);
     } catch (const std::invalid_argument& e) {

@@ -8,7 +8,8 @@
 
 namespace emu::config {
 
-ConfigSection::ConfigSection(YAML::Node node, std::string path) : node_(std::move(node)), path_(std::move(path)) {}
+ConfigSection::ConfigSection(YAML::Node node, std::string path)
+    : node_(std::move(node)), path_(std::move(path)) {}
 
 std::string ConfigSection::key_path(const std::string& key) const { return config::key_path(path_, key); }
 
@@ -29,13 +30,15 @@ void ConfigSection::fail(const std::string& key, const std::string& problem) con
 
 std::string ConfigSection::scalar(const std::string& key, const char* expected) const {
   YAML::Node c = child(key);
-  if (!c.IsScalar()) fail(key, std::string("expected ") + expected + ", got a " + (c.IsMap() ? "mapping" : "sequence"));
+  if (!c.IsScalar())
+    fail(key, std::string("expected ") + expected + ", got a " + (c.IsMap() ? "mapping" : "sequence"));
   return c.Scalar();
 }
 
 // The value of scalar `key` as `read` parses it; "expected <what>, got '<text>'" when it does not.
 template <typename T>
-T ConfigSection::typed(const std::string& key, const char* what, std::optional<T> (*read)(const std::string&)) const {
+T ConfigSection::typed(const std::string& key, const char* what,
+                       std::optional<T> (*read)(const std::string&)) const {
   const std::string s = scalar(key, what);
   const std::optional<T> v = read(s);
   if (!v) fail(key, std::string("expected ") + what + ", got '" + s + "'");
@@ -75,7 +78,8 @@ std::vector<float> ConfigSection::get_float_list(const std::string& key) const {
   for (const auto& e : c) {
     std::optional<float> v = e.IsScalar() ? read_float(e.Scalar()) : std::nullopt;
     if (!v)
-      fail(key, "expected a list of numbers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
+      fail(key, "expected a list of numbers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) +
+                    "'");
     out.push_back(*v);
   }
   return out;
@@ -89,7 +93,8 @@ std::vector<int64_t> ConfigSection::get_int_list(const std::string& key) const {
   for (const auto& e : c) {
     std::optional<int64_t> v = e.IsScalar() ? read_int(e.Scalar()) : std::nullopt;
     if (!v)
-      fail(key, "expected a list of integers, got element '" + (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
+      fail(key, "expected a list of integers, got element '" +
+                    (e.IsScalar() ? e.Scalar() : std::string("?")) + "'");
     out.push_back(*v);
   }
   return out;

@@ -7,12 +7,12 @@
 // with the strict scalar readers of config/scalar.h, as schema-checked keys do.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace emu::config {
 

@@ -20,8 +20,8 @@ std::atomic<uint64_t> g_next_sequence{0};
 // a's device: gradients may live on any device, so no element is touched here.
 void add_into(Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
-    throw std::logic_error(fmt::format("gradient of shape {} for a tensor of shape {}", shape_string(b.shape()),
-                                       shape_string(a.shape())));
+    throw std::logic_error(fmt::format("gradient of shape {} for a tensor of shape {}",
+                                       shape_string(b.shape()), shape_string(a.shape())));
   if (a.device() != b.device())
     throw std::logic_error(fmt::format("gradient on {} for a tensor whose gradient is on {}",
                                        device_name(b.device()), device_name(a.device())));
@@ -112,8 +112,8 @@ void Tensor::backward(const Tensor& grad_output) const {
     pending.erase(it);
     std::vector<Tensor> grads = n->backward(g);
     if (grads.size() != n->inputs.size())
-      throw std::logic_error(fmt::format("{}: backward returned {} gradients for {} inputs", n->name(), grads.size(),
-                                         n->inputs.size()));
+      throw std::logic_error(fmt::format("{}: backward returned {} gradients for {} inputs", n->name(),
+                                         grads.size(), n->inputs.size()));
     for (size_t i = 0; i < grads.size(); ++i) {
       const Tensor& in = n->inputs[i];
       const Tensor& gi = grads[i];
@@ -123,8 +123,10 @@ void Tensor::backward(const Tensor& grad_output) const {
                                            shape_string(gi.shape()), i, shape_string(in.shape())));
       if (in.grad_fn()) {
         auto slot = pending.find(in.grad_fn().get());
-        if (slot == pending.end()) pending[in.grad_fn().get()] = gi.clone();
-        else add_into(slot->second, gi);
+        if (slot == pending.end())
+          pending[in.grad_fn().get()] = gi.clone();
+        else
+          add_into(slot->second, gi);
       } else {
         accumulate_grad(in, gi);
       }

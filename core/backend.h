@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/backend_ops_attention.h"
+#include "core/backend_ops_blocks.h"
 #include "core/backend_ops_dense.h"
 #include "core/backend_ops_elementwise.h"
 #include "core/backend_ops_memory.h"
@@ -22,8 +24,6 @@
 #include "core/backend_ops_sequence.h"
 #include "core/backend_ops_sparse.h"
 #include "core/backend_ops_sparsity.h"
-#include "core/backend_ops_attention.h"
-#include "core/backend_ops_blocks.h"
 #include "core/backend_types.h"
 
 #define EMU_BACKEND_OPS(X) \

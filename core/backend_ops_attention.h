@@ -106,27 +106,27 @@ EMU_HD bool attention_masked(const float* key_padding_row, bool causal, int64_t 
      Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key),                                             \
     (p, gy, xhat, invstd, gamma, gx, ggamma, gbeta, key))
 
-#define EMU_OPS_ATTENTION_PRODUCTS(X)                                                             \
-  X(attention_scores,                                                                                     \
-    (const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y, Tensor& s, DrawKey key),        \
-    (p, heads, x, y, s, key))                                                                             \
-  X(attention_context,                                                                                    \
-    (const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y, Tensor& c, DrawKey key),        \
-    (p, heads, a, y, c, key))                                                                             \
-  X(attention_context_transposed,                                                                         \
-    (const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& x, Tensor& c, DrawKey key),        \
+#define EMU_OPS_ATTENTION_PRODUCTS(X)                                                              \
+  X(attention_scores,                                                                              \
+    (const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y, Tensor& s, DrawKey key), \
+    (p, heads, x, y, s, key))                                                                      \
+  X(attention_context,                                                                             \
+    (const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y, Tensor& c, DrawKey key), \
+    (p, heads, a, y, c, key))                                                                      \
+  X(attention_context_transposed,                                                                  \
+    (const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& x, Tensor& c, DrawKey key), \
     (p, heads, a, x, c, key))
 
-#define EMU_OPS_ATTENTION_SOFTMAX(X)                                                              \
-  X(attention_softmax_forward,                                                                            \
-    (const MacPolicy& p, float scale, bool causal, const Tensor& s, const Tensor* key_padding,            \
-     Tensor& probs, DrawKey key),                                                                         \
-    (p, scale, causal, s, key_padding, probs, key))                                                       \
-  X(attention_softmax_forward_fn,                                                                         \
-    (const MacPolicy& p, const FunctionApprox& exp, float scale, bool causal, const Tensor& s,             \
-     const Tensor* key_padding, Tensor& probs, DrawKey key),                                              \
-    (p, exp, scale, causal, s, key_padding, probs, key))                                                  \
-  X(attention_softmax_backward,                                                                           \
-    (const MacPolicy& p, float scale, bool causal, const Tensor& probs, const Tensor& gprobs,             \
-     const Tensor* key_padding, Tensor& gs, DrawKey key),                                                 \
+#define EMU_OPS_ATTENTION_SOFTMAX(X)                                                           \
+  X(attention_softmax_forward,                                                                 \
+    (const MacPolicy& p, float scale, bool causal, const Tensor& s, const Tensor* key_padding, \
+     Tensor& probs, DrawKey key),                                                              \
+    (p, scale, causal, s, key_padding, probs, key))                                            \
+  X(attention_softmax_forward_fn,                                                              \
+    (const MacPolicy& p, const FunctionApprox& exp, float scale, bool causal, const Tensor& s, \
+     const Tensor* key_padding, Tensor& probs, DrawKey key),                                   \
+    (p, exp, scale, causal, s, key_padding, probs, key))                                       \
+  X(attention_softmax_backward,                                                                \
+    (const MacPolicy& p, float scale, bool causal, const Tensor& probs, const Tensor& gprobs,  \
+     const Tensor* key_padding, Tensor& gs, DrawKey key),                                      \
     (p, scale, causal, probs, gprobs, key_padding, gs, key))

@@ -38,48 +38,51 @@
 //                      same op on the gradient with the same mask_key.
 // softmax_forward      x: (rows, C) -> y: (rows, C); softmax (log = false) or log-softmax (true) of each row.
 // softmax_forward_fn   softmax_forward with its exp given by `exp` (exact: softmax_forward's bits; pwl:
-//                      e_j = pwl_value(exp, d_j), the product at site softmax_site::kPwlMul, the sum at kExp).
+//                      e_j = pwl_value(exp, d_j), the product at site softmax_site::kPwlMul, the sum at
+//                      kExp).
 // softmax_backward     y: the forward's output, gy: (rows, C) -> gx: (rows, C). The same formulas whatever
 //                      the forward's exp (the backward of a pwl softmax is the exact softmax's, from y).
 // cross_entropy_forward  logits: (N, C), targets: (N) class indices (exact integers) or ignore_index
 //                      -> logp: (N, C) (log-softmax as softmax_forward, sites 0..4), loss: () the mean over
-//                      rows whose target != ignore_index of -sum_j q_j logp_j, q_t = q_on, q_j = q_off (j != t).
+//                      rows whose target != ignore_index of -sum_j q_j logp_j, q_t = q_on, q_j = q_off (j !=
+//                      t).
 // cross_entropy_backward logp: (N, C), targets: (N), gloss: () -> glogits: (N, C).
 // mse_forward          x, target: (n) -> diff: (n) = R_out(x - target), loss: () = R_out(sum_i diff_i^2 / n).
 // mse_backward         diff: (n), gloss: () -> gx: (n) = R_g(diff_i * w), w = R_g(2 gloss / n), and when
 //                      gtarget is not null gtarget: (n) = R_g(-(diff_i * w)).
-#define EMU_OPS_ELEMENTWISE(X)                                                                                  \
-  X(activation_forward,                                                                                         \
-    (Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x, Tensor& y, DrawKey key),    \
-    (kind, fn, out, x, y, key))                                                                                 \
-  X(activation_backward,                                                                                        \
-    (Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x, const Tensor& y,              \
-     const Tensor& gy, Tensor& gx, DrawKey key),                                                                \
-    (kind, fn, g, x, y, gy, gx, key))                                                                           \
-  X(elementwise_add, (const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key),               \
-    (f, a, b, y, key))                                                                                          \
-  X(dropout,                                                                                                    \
-    (float p, float scale, const Format& f, const Tensor& x, Tensor& y, DrawKey mask_key, DrawKey round_key),   \
-    (p, scale, f, x, y, mask_key, round_key))                                                                   \
-  X(softmax_forward, (const MacPolicy& p, bool log, const Tensor& x, Tensor& y, DrawKey key),                   \
-    (p, log, x, y, key))                                                                                        \
-  X(softmax_forward_fn,                                                                                         \
-    (const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x, Tensor& y, DrawKey key),         \
-    (p, log, exp, x, y, key))                                                                                   \
-  X(softmax_backward,                                                                                           \
-    (const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key),                 \
-    (p, log, y, gy, gx, key))                                                                                   \
-  X(cross_entropy_forward,                                                                                      \
-    (const MacPolicy& p, const Tensor& logits, const Tensor& targets, int64_t ignore_index, float q_on,         \
-     float q_off, Tensor& logp, Tensor& loss, DrawKey key),                                                     \
-    (p, logits, targets, ignore_index, q_on, q_off, logp, loss, key))                                           \
-  X(cross_entropy_backward,                                                                                     \
-    (const Format& g, const Tensor& logp, const Tensor& targets, int64_t ignore_index, float q_on, float q_off, \
-     const Tensor& gloss, Tensor& glogits, DrawKey key),                                                        \
-    (g, logp, targets, ignore_index, q_on, q_off, gloss, glogits, key))                                         \
-  X(mse_forward, (const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff, Tensor& loss,        \
-                  DrawKey key),                                                                                 \
-    (p, x, target, diff, loss, key))                                                                            \
-  X(mse_backward,                                                                                               \
-    (const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx, Tensor* gtarget, DrawKey key),       \
+#define EMU_OPS_ELEMENTWISE(X)                                                                               \
+  X(activation_forward,                                                                                      \
+    (Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x, Tensor& y, DrawKey key), \
+    (kind, fn, out, x, y, key))                                                                              \
+  X(activation_backward,                                                                                     \
+    (Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x, const Tensor& y,           \
+     const Tensor& gy, Tensor& gx, DrawKey key),                                                             \
+    (kind, fn, g, x, y, gy, gx, key))                                                                        \
+  X(elementwise_add, (const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key),            \
+    (f, a, b, y, key))                                                                                       \
+  X(dropout,                                                                                                 \
+    (float p, float scale, const Format& f, const Tensor& x, Tensor& y, DrawKey mask_key,                    \
+     DrawKey round_key),                                                                                     \
+    (p, scale, f, x, y, mask_key, round_key))                                                                \
+  X(softmax_forward, (const MacPolicy& p, bool log, const Tensor& x, Tensor& y, DrawKey key),                \
+    (p, log, x, y, key))                                                                                     \
+  X(softmax_forward_fn,                                                                                      \
+    (const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x, Tensor& y, DrawKey key),      \
+    (p, log, exp, x, y, key))                                                                                \
+  X(softmax_backward,                                                                                        \
+    (const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key),              \
+    (p, log, y, gy, gx, key))                                                                                \
+  X(cross_entropy_forward,                                                                                   \
+    (const MacPolicy& p, const Tensor& logits, const Tensor& targets, int64_t ignore_index, float q_on,      \
+     float q_off, Tensor& logp, Tensor& loss, DrawKey key),                                                  \
+    (p, logits, targets, ignore_index, q_on, q_off, logp, loss, key))                                        \
+  X(cross_entropy_backward,                                                                                  \
+    (const Format& g, const Tensor& logp, const Tensor& targets, int64_t ignore_index, float q_on,           \
+     float q_off, const Tensor& gloss, Tensor& glogits, DrawKey key),                                        \
+    (g, logp, targets, ignore_index, q_on, q_off, gloss, glogits, key))                                      \
+  X(mse_forward,                                                                                             \
+    (const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff, Tensor& loss, DrawKey key),    \
+    (p, x, target, diff, loss, key))                                                                         \
+  X(mse_backward,                                                                                            \
+    (const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx, Tensor* gtarget, DrawKey key),    \
     (g, diff, gloss, gx, gtarget, key))

@@ -18,11 +18,11 @@
 //                  (a binary32 square fits), each addition one binary64 addition in that order: the
 //                  gradient norm of clip_grad_norm, continued across tensors through *sum (host memory).
 // count_nonfinite: *count = the number of NaN and +-Inf elements of x (host memory).
-#define EMU_OPS_MEMORY(X)                                                                     \
-  X(copy, (const Tensor& src, Tensor& dst), (src, dst))                                        \
-  X(fill, (Tensor& y, float value), (y, value))                                                \
-  X(upload, (const float* host, Tensor& dst), (host, dst))                                     \
-  X(download, (const Tensor& src, float* host), (src, host))                                   \
-  X(accumulate, (Tensor& acc, const Tensor& g), (acc, g))                                      \
-  X(sum_squares, (const Tensor& x, double* sum), (x, sum))                                     \
+#define EMU_OPS_MEMORY(X)                                    \
+  X(copy, (const Tensor& src, Tensor& dst), (src, dst))      \
+  X(fill, (Tensor & y, float value), (y, value))             \
+  X(upload, (const float* host, Tensor& dst), (host, dst))   \
+  X(download, (const Tensor& src, float* host), (src, host)) \
+  X(accumulate, (Tensor & acc, const Tensor& g), (acc, g))   \
+  X(sum_squares, (const Tensor& x, double* sum), (x, sum))   \
   X(count_nonfinite, (const Tensor& x, int64_t* count), (x, count))

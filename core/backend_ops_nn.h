@@ -82,50 +82,53 @@ inline DrawKey nn_stage_key(DrawKey key, uint32_t stage) { return DrawKey{key.se
 // convolution (with channel_sum, its bias gradient), pooling, batch norm.
 #define EMU_OPS_NN(X) EMU_OPS_CONV(X) EMU_OPS_POOL(X) EMU_OPS_BATCHNORM(X)
 
-#define EMU_OPS_CONV(X)                                                                                       \
-  X(conv2d_forward,                                                                                           \
-    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w, const Tensor* bias,       \
-     Tensor& y, DrawKey key),                                                                                 \
-    (p, cp, x, w, bias, y, key))                                                                              \
-  X(conv2d_grad_input,                                                                                        \
-    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w, Tensor& gx, DrawKey key), \
-    (p, cp, gy, w, gx, key))                                                                                  \
-  X(conv2d_grad_weight,                                                                                       \
-    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy, Tensor& gw, DrawKey key), \
-    (p, cp, x, gy, gw, key))                                                                                  \
+#define EMU_OPS_CONV(X)                                                                                \
+  X(conv2d_forward,                                                                                    \
+    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w, const Tensor* bias, \
+     Tensor& y, DrawKey key),                                                                          \
+    (p, cp, x, w, bias, y, key))                                                                       \
+  X(conv2d_grad_input,                                                                                 \
+    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w, Tensor& gx,        \
+     DrawKey key),                                                                                     \
+    (p, cp, gy, w, gx, key))                                                                           \
+  X(conv2d_grad_weight,                                                                                \
+    (const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy, Tensor& gw,        \
+     DrawKey key),                                                                                     \
+    (p, cp, x, gy, gw, key))                                                                           \
   X(channel_sum, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key), (p, x, y, key))
 
-#define EMU_OPS_POOL(X)                                                                                       \
-  X(max_pool2d_forward,                                                                                       \
-    (const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y, Tensor& argmax, DrawKey key),    \
-    (out, pp, x, y, argmax, key))                                                                             \
-  X(max_pool2d_backward,                                                                                      \
-    (const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, const Tensor& argmax, Tensor& gx,          \
-     DrawKey key),                                                                                            \
-    (p, pp, gy, argmax, gx, key))                                                                             \
-  X(avg_pool2d_forward, (const MacPolicy& p, const Pool2dParams& pp, const Tensor& x, Tensor& y, DrawKey key), \
-    (p, pp, x, y, key))                                                                                       \
-  X(avg_pool2d_backward,                                                                                      \
-    (const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, Tensor& gx, DrawKey key),                 \
-    (p, pp, gy, gx, key))                                                                                     \
-  X(adaptive_avg_pool2d_forward, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key),              \
-    (p, x, y, key))                                                                                           \
-  X(adaptive_avg_pool2d_backward, (const MacPolicy& p, const Tensor& gy, Tensor& gx, DrawKey key),           \
+#define EMU_OPS_POOL(X)                                                                                   \
+  X(max_pool2d_forward,                                                                                   \
+    (const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y, Tensor& argmax, DrawKey key), \
+    (out, pp, x, y, argmax, key))                                                                         \
+  X(max_pool2d_backward,                                                                                  \
+    (const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, const Tensor& argmax, Tensor& gx,      \
+     DrawKey key),                                                                                        \
+    (p, pp, gy, argmax, gx, key))                                                                         \
+  X(avg_pool2d_forward,                                                                                   \
+    (const MacPolicy& p, const Pool2dParams& pp, const Tensor& x, Tensor& y, DrawKey key),                \
+    (p, pp, x, y, key))                                                                                   \
+  X(avg_pool2d_backward,                                                                                  \
+    (const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, Tensor& gx, DrawKey key),              \
+    (p, pp, gy, gx, key))                                                                                 \
+  X(adaptive_avg_pool2d_forward, (const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key),           \
+    (p, x, y, key))                                                                                       \
+  X(adaptive_avg_pool2d_backward, (const MacPolicy& p, const Tensor& gy, Tensor& gx, DrawKey key),        \
     (p, gy, gx, key))
 
-#define EMU_OPS_BATCHNORM(X)                                                                                  \
-  X(batch_norm_stats,                                                                                         \
-    (const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var, Tensor& var_unbiased, DrawKey key),     \
-    (p, x, mean, var, var_unbiased, key))                                                                     \
-  X(batch_norm_normalize,                                                                                     \
-    (const Format& out, float eps, const Tensor& x, const Tensor& mean, const Tensor& var,                   \
-     const Tensor* gamma, const Tensor* beta, Tensor& y, Tensor& xhat, Tensor& invstd, DrawKey key),          \
-    (out, eps, x, mean, var, gamma, beta, y, xhat, invstd, key))                                             \
-  X(batch_norm_update_running,                                                                                \
-    (const Format& out, float momentum, const Tensor& mean, const Tensor& var_unbiased,                      \
-     Tensor& running_mean, Tensor& running_var, DrawKey key),                                                \
-    (out, momentum, mean, var_unbiased, running_mean, running_var, key))                                     \
-  X(batch_norm_backward,                                                                                      \
-    (const MacPolicy& p, bool batch_stats, const Tensor& gy, const Tensor& xhat, const Tensor& invstd,        \
-     const Tensor* gamma, Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key),                            \
+#define EMU_OPS_BATCHNORM(X)                                                                             \
+  X(batch_norm_stats,                                                                                    \
+    (const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var, Tensor& var_unbiased, DrawKey key), \
+    (p, x, mean, var, var_unbiased, key))                                                                \
+  X(batch_norm_normalize,                                                                                \
+    (const Format& out, float eps, const Tensor& x, const Tensor& mean, const Tensor& var,               \
+     const Tensor* gamma, const Tensor* beta, Tensor& y, Tensor& xhat, Tensor& invstd, DrawKey key),     \
+    (out, eps, x, mean, var, gamma, beta, y, xhat, invstd, key))                                         \
+  X(batch_norm_update_running,                                                                           \
+    (const Format& out, float momentum, const Tensor& mean, const Tensor& var_unbiased,                  \
+     Tensor& running_mean, Tensor& running_var, DrawKey key),                                            \
+    (out, momentum, mean, var_unbiased, running_mean, running_var, key))                                 \
+  X(batch_norm_backward,                                                                                 \
+    (const MacPolicy& p, bool batch_stats, const Tensor& gy, const Tensor& xhat, const Tensor& invstd,   \
+     const Tensor* gamma, Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key),                       \
     (p, batch_stats, gy, xhat, invstd, gamma, gx, ggamma, gbeta, key))

@@ -71,33 +71,33 @@
 #include <cstdint>
 
 #include "core/backend_ops_elementwise.h"
-#include "numerics/recurrent_cells.h"
 #include "core/backend_types.h"
 #include "core/draw_key.h"
+#include "numerics/recurrent_cells.h"
 
-#define EMU_OPS_RECURRENT(X)                                                                                    \
-  X(lstm_forward,                                                                                               \
-    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,        \
-     const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask,          \
-     bool reverse, Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,              \
-     Tensor* preact, DrawKey key),                                                                              \
-    (p, fns, act, x, h0, c0, w_ih, w_hh, bias, mask, reverse, y, h_n, c_n, xh, saved, slopes, preact, key))     \
-  X(lstm_backward,                                                                                              \
-    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,    \
-     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,       \
-     const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0,    \
-     Tensor& dc0, DrawKey key),                                                                                 \
-    (p, fns, w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, dc0,   \
-     key))                                                                                                      \
-  X(gru_forward,                                                                                                \
-    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,        \
-     const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y,   \
-     Tensor& h_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key),                      \
-    (p, fns, act, x, h0, w_ih, w_hh, bias, mask, reverse, y, h_n, xh, saved, slopes, preact, key))              \
-  X(gru_backward,                                                                                               \
-    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,    \
-     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* mask,       \
-     bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key),          \
+#define EMU_OPS_RECURRENT(X)                                                                                 \
+  X(lstm_forward,                                                                                            \
+    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,     \
+     const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask,       \
+     bool reverse, Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,           \
+     Tensor* preact, DrawKey key),                                                                           \
+    (p, fns, act, x, h0, c0, w_ih, w_hh, bias, mask, reverse, y, h_n, c_n, xh, saved, slopes, preact, key))  \
+  X(lstm_backward,                                                                                           \
+    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, \
+     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,    \
+     const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, \
+     Tensor& dc0, DrawKey key),                                                                              \
+    (p, fns, w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0,     \
+     dc0, key))                                                                                              \
+  X(gru_forward,                                                                                             \
+    (const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x, const Tensor& h0,     \
+     const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse,           \
+     Tensor& y, Tensor& h_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key),        \
+    (p, fns, act, x, h0, w_ih, w_hh, bias, mask, reverse, y, h_n, xh, saved, slopes, preact, key))           \
+  X(gru_backward,                                                                                            \
+    (const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, \
+     const Tensor& saved, const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* mask,    \
+     bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key),       \
     (p, fns, w_ih, w_hh, xh, saved, slopes, gy, gh_n, mask, reverse, dx, dw_ih, dw_hh, dbias, dh0, key))
 
 namespace emu {

@@ -42,22 +42,22 @@
 
 #include "core/backend_types.h"
 
-#define EMU_OPS_SEQUENCE(X)                                                                                        \
-  X(index_gather, (const Format& out, const Tensor& index, const Tensor& x, Tensor& y, DrawKey key),               \
-    (out, index, x, y, key))                                                                                       \
-  X(index_sum,                                                                                                     \
-    (const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src, Tensor& dst, DrawKey key),          \
-    (p, index, skip, src, dst, key))                                                                               \
-  X(temporal_avg_pool_forward,                                                                                     \
-    (const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask, Tensor& y, DrawKey key),               \
-    (p, time_dim, x, mask, y, key))                                                                                \
-  X(temporal_avg_pool_backward,                                                                                    \
-    (const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor* mask, Tensor& gx, DrawKey key),             \
-    (p, time_dim, gy, mask, gx, key))                                                                              \
-  X(temporal_max_pool_forward,                                                                                     \
-    (const Format& out, int time_dim, const Tensor& x, const Tensor* mask, Tensor& y, Tensor& argmax,             \
-     DrawKey key),                                                                                                 \
-    (out, time_dim, x, mask, y, argmax, key))                                                                      \
-  X(temporal_max_pool_backward,                                                                                    \
-    (const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor& argmax, Tensor& gx, DrawKey key),           \
+#define EMU_OPS_SEQUENCE(X)                                                                               \
+  X(index_gather, (const Format& out, const Tensor& index, const Tensor& x, Tensor& y, DrawKey key),      \
+    (out, index, x, y, key))                                                                              \
+  X(index_sum,                                                                                            \
+    (const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src, Tensor& dst, DrawKey key), \
+    (p, index, skip, src, dst, key))                                                                      \
+  X(temporal_avg_pool_forward,                                                                            \
+    (const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask, Tensor& y, DrawKey key),      \
+    (p, time_dim, x, mask, y, key))                                                                       \
+  X(temporal_avg_pool_backward,                                                                           \
+    (const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor* mask, Tensor& gx, DrawKey key),    \
+    (p, time_dim, gy, mask, gx, key))                                                                     \
+  X(temporal_max_pool_forward,                                                                            \
+    (const Format& out, int time_dim, const Tensor& x, const Tensor* mask, Tensor& y, Tensor& argmax,     \
+     DrawKey key),                                                                                        \
+    (out, time_dim, x, mask, y, argmax, key))                                                             \
+  X(temporal_max_pool_backward,                                                                           \
+    (const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor& argmax, Tensor& gx, DrawKey key),  \
     (p, time_dim, gy, argmax, gx, key))

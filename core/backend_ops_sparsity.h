@@ -39,6 +39,6 @@ struct NmParams {
 
 }  // namespace emu
 
-#define EMU_OPS_SPARSITY(X)                                                                        \
+#define EMU_OPS_SPARSITY(X)                                                                      \
   X(nm_mask, (const NmParams& p, const Tensor& s, Tensor& mask, DrawKey key), (p, s, mask, key)) \
   X(apply_mask, (const Tensor& x, const Tensor& mask, Tensor& y), (x, mask, y))

@@ -61,6 +61,8 @@ void LocalCommunicator::abort(const std::string& message) {
 }
 
 Communicator& world() { return *world_ptr(); }
-void set_world(std::shared_ptr<Communicator> c) { world_ptr() = c ? std::move(c) : std::make_shared<LocalCommunicator>(); }
+void set_world(std::shared_ptr<Communicator> c) {
+  world_ptr() = c ? std::move(c) : std::make_shared<LocalCommunicator>();
+}
 
 }  // namespace emu

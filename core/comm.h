@@ -21,7 +21,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual int local_rank() const = 0;  // rank among the processes of this host (GPU index for device: cuda)
+  virtual int local_rank() const = 0;    // rank among the processes of this host (GPU index for device: cuda)
   virtual std::string name() const = 0;  // "local", "mpi", "nccl"
 
   // Every rank's bytes (sizes may differ), indexed by rank.
@@ -52,7 +52,9 @@ class LocalCommunicator : public Communicator {
   int size() const override { return 1; }
   int local_rank() const override { return 0; }
   std::string name() const override { return "local"; }
-  std::vector<std::vector<uint8_t>> allgather_bytes(const std::vector<uint8_t>& mine) override { return {mine}; }
+  std::vector<std::vector<uint8_t>> allgather_bytes(const std::vector<uint8_t>& mine) override {
+    return {mine};
+  }
   void broadcast(std::vector<uint8_t>&, int) override {}
   void barrier() override {}
   [[noreturn]] void abort(const std::string& message) override;

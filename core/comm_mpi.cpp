@@ -43,7 +43,8 @@ class MpiCommunicator : public Communicator {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm local;
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "comm split");
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+          "comm split");
     MPI_Comm_rank(local, &local_rank_);
     MPI_Comm_free(&local);
   }
@@ -56,13 +57,16 @@ class MpiCommunicator : public Communicator {
     // Sizes first (fixed 8 bytes), then the payloads; each from its own rank into its own slot.
     std::vector<uint64_t> sizes(static_cast<size_t>(size_));
     const uint64_t my_size = mine.size();
-    exchange("allgather (sizes)", &my_size, sizeof my_size, [&](int r) { return &sizes[static_cast<size_t>(r)]; },
-             [&](int) { return sizeof(uint64_t); });
+    exchange(
+        "allgather (sizes)", &my_size, sizeof my_size, [&](int r) { return &sizes[static_cast<size_t>(r)]; },
+        [&](int) { return sizeof(uint64_t); });
     std::vector<std::vector<uint8_t>> parts(static_cast<size_t>(size_));
-    for (int r = 0; r < size_; ++r) parts[static_cast<size_t>(r)].resize(static_cast<size_t>(sizes[static_cast<size_t>(r)]));
+    for (int r = 0; r < size_; ++r)
+      parts[static_cast<size_t>(r)].resize(static_cast<size_t>(sizes[static_cast<size_t>(r)]));
     parts[static_cast<size_t>(rank_)] = mine;
-    exchange("allgather", mine.data(), mine.size(), [&](int r) { return parts[static_cast<size_t>(r)].data(); },
-             [&](int r) { return parts[static_cast<size_t>(r)].size(); });
+    exchange(
+        "allgather", mine.data(), mine.size(), [&](int r) { return parts[static_cast<size_t>(r)].data(); },
+        [&](int r) { return parts[static_cast<size_t>(r)].size(); });
     return parts;
   }
 
@@ -87,7 +91,8 @@ class MpiCommunicator : public Communicator {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    abort(fmt::format("rank {}: MPI error in {}: {}", rank_, what, std::string(text, static_cast<size_t>(len))));
+    abort(fmt::format("rank {}: MPI error in {}: {}", rank_, what,
+                      std::string(text, static_cast<size_t>(len))));
   }
 
   // Sends `bytes` of `mine` to every other rank and receives rank r's part into recv(r) (recv_bytes(r)
@@ -121,9 +126,11 @@ class MpiCommunicator : public Communicator {
       if (Clock::now() > deadline) {
         std::string missing;
         for (int r = 0; r < size_; ++r)
-          if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        abort(fmt::format("rank {}: timed out after {} s in {}: rank(s) {} did not arrive (parallel.timeout_s)",
-                          rank_, timeout(), what, missing));
+          if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL)
+            missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        abort(
+            fmt::format("rank {}: timed out after {} s in {}: rank(s) {} did not arrive (parallel.timeout_s)",
+                        rank_, timeout(), what, missing));
       }
       if (++spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(spins > 100000 ? 1000 : 50));
     }

@@ -26,8 +26,8 @@ bool draws(const MacPolicy& p) {
 void set_data_parallel(const DataParallelConfig& c) { config() = c; }
 const DataParallelConfig& data_parallel() { return config(); }
 
-std::vector<float> combine_runs(const MacPolicy& p, const std::vector<double>& gathered, int ranks, int64_t runs,
-                                int64_t n) {
+std::vector<float> combine_runs(const MacPolicy& p, const std::vector<double>& gathered, int ranks,
+                                int64_t runs, int64_t n) {
   std::vector<float> y(static_cast<size_t>(n));
   const int64_t per_rank = runs * n;
   for (int64_t o = 0; o < n; ++o) {
@@ -55,26 +55,28 @@ void reduce_over_rows(const MacPolicy& p, int64_t rows, Tensor& out, const std::
   const bool global_rows = c.mode == DataParallelConfig::Mode::Emulate || c.full_rows;
   const int64_t total = global_rows ? rows : rows * c.ranks;
   if (total % c.ranks != 0)
-    throw std::invalid_argument(fmt::format("{}: {} rows do not split into {} equal rank shares", what, total,
-                                            c.ranks));
+    throw std::invalid_argument(
+        fmt::format("{}: {} rows do not split into {} equal rank shares", what, total, c.ranks));
   const int64_t share = total / c.ranks;
   if (p.chunk > 0 && share % p.chunk != 0)
-    throw std::invalid_argument(fmt::format(
-        "{}: the per-rank share of {} rows is not a multiple of the policy's chunk {} (data-parallel runs must "
-        "align with the chunks)",
-        what, share, p.chunk));
+    throw std::invalid_argument(
+        fmt::format("{}: the per-rank share of {} rows is not a multiple of the policy's chunk {} "
+                    "(data-parallel runs must "
+                    "align with the chunks)",
+                    what, share, p.chunk));
   const int64_t run = p.chunk > 0 ? p.chunk : share;
   // Each rank's run is a chunk of the equivalent reduction, and fused runs never
   // straddle a chunk (docs/contract.md section 4.8).
   if (p.fused > 0 && run % p.fused != 0)
-    throw std::invalid_argument(fmt::format(
-        "{}: the data-parallel run of {} rows is not a multiple of the policy's fused {} (a fused run must not "
-        "straddle a rank's share)",
-        what, run, p.fused));
+    throw std::invalid_argument(
+        fmt::format("{}: the data-parallel run of {} rows is not a multiple of the policy's fused {} (a "
+                    "fused run must not "
+                    "straddle a rank's share)",
+                    what, run, p.fused));
   if (p.acc.accumulator_only)
-    throw std::invalid_argument(fmt::format(
-        "{}: data-parallel reductions carry run results in binary32; acc {} is accumulator-only", what,
-        format_name(p.acc)));
+    throw std::invalid_argument(
+        fmt::format("{}: data-parallel reductions carry run results in binary32; acc {} is accumulator-only",
+                    what, format_name(p.acc)));
   // The runs of rows [k_begin, k_begin + share), each left unrounded in acc (out = acc: R_acc of an
   // acc value is itself), run-major into v.
   const int64_t runs = share / run, n = out.numel();

@@ -28,9 +28,9 @@ namespace emu {
 
 struct DataParallelConfig {
   enum class Mode : uint8_t {
-    Off,       // plain reductions
-    Emulate,   // one process computes the N ranks' runs itself and adds them in rank order
-    Gather,    // this process is rank `rank` of `ranks`: runs of its rows, gathered through world()
+    Off,      // plain reductions
+    Emulate,  // one process computes the N ranks' runs itself and adds them in rank order
+    Gather,   // this process is rank `rank` of `ranks`: runs of its rows, gathered through world()
   };
   Mode mode = Mode::Off;
   int ranks = 1;
@@ -56,8 +56,8 @@ void reduce_over_rows(const MacPolicy& p, int64_t rows, Tensor& out, const std::
 // Run results (values of p.acc, exact) gathered from every rank, in (rank, run) order per output:
 // parts[r] holds rank r's runs, run-major (runs * n values); returns y[o] = R_out(sum over r, j
 // of parts[r][j*n + o] added in that order in acc_outer). Exposed for tests.
-std::vector<float> combine_runs(const MacPolicy& p, const std::vector<double>& gathered, int ranks, int64_t runs,
-                                int64_t n);
+std::vector<float> combine_runs(const MacPolicy& p, const std::vector<double>& gathered, int ranks,
+                                int64_t runs, int64_t n);
 
 }  // namespace emu
 

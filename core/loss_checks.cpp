@@ -24,8 +24,8 @@ std::vector<int64_t> check_cross_entropy(const char* op, const char* rows_name, 
   check_scalar(op, scalar);
   const int64_t N = rows.dim(0), C = rows.dim(1);
   if (targets.ndim() != 1 || targets.dim(0) != N)
-    throw std::invalid_argument(
-        fmt::format("{}: targets of shape {} for {} rows (want ({},))", op, shape_string(targets.shape()), N, N));
+    throw std::invalid_argument(fmt::format("{}: targets of shape {} for {} rows (want ({},))", op,
+                                            shape_string(targets.shape()), N, N));
   return target_classes(op, targets.to_vector(), C, ignore_index);
 }
 
@@ -40,8 +40,8 @@ void check_mse_forward(const Tensor& x, const Tensor& target, const Tensor& diff
 void check_mse_backward(const Tensor& diff, const Tensor& gloss, const Tensor& gx, const Tensor* gtarget) {
   if (diff.shape() != gx.shape() || !gx.is_contiguous() ||
       (gtarget && (gtarget->shape() != diff.shape() || !gtarget->is_contiguous())))
-    throw std::invalid_argument(fmt::format("mse_backward: diff {} -> gx {}", shape_string(diff.shape()),
-                                            shape_string(gx.shape())));
+    throw std::invalid_argument(
+        fmt::format("mse_backward: diff {} -> gx {}", shape_string(diff.shape()), shape_string(gx.shape())));
   check_scalar("mse_backward", gloss);
 }
 

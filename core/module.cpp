@@ -8,7 +8,8 @@ namespace emu {
 
 void Module::check_new_name(const std::string& name) const {
   if (name.empty() || name.find('.') != std::string::npos)
-    throw std::invalid_argument(fmt::format("module '{}': invalid name '{}' (non-empty, no dots)", path_, name));
+    throw std::invalid_argument(
+        fmt::format("module '{}': invalid name '{}' (non-empty, no dots)", path_, name));
   auto taken = [&](const auto& list) {
     for (const auto& [n, _] : list)
       if (n == name) return true;
@@ -98,10 +99,11 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state) {
   std::vector<std::string> problems;
   for (auto& [name, t] : mine) {
     auto it = state.find(name);
-    if (it == state.end()) problems.push_back("missing '" + name + "'");
+    if (it == state.end())
+      problems.push_back("missing '" + name + "'");
     else if (it->second.shape() != t.shape())
-      problems.push_back(fmt::format("'{}' has shape {}, the model wants {}", name, shape_string(it->second.shape()),
-                                     shape_string(t.shape())));
+      problems.push_back(fmt::format("'{}' has shape {}, the model wants {}", name,
+                                     shape_string(it->second.shape()), shape_string(t.shape())));
   }
   for (auto& [name, _] : state)
     if (!mine.count(name)) problems.push_back("unexpected '" + name + "'");

@@ -1,11 +1,10 @@
 #include "core/numerics_policy.h"
 
-#include "core/split_stats.h"
-
 #include <fmt/format.h>
 
 #include <stdexcept>
 
+#include "core/split_stats.h"
 #include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
 #include "numerics/split_mul_spec.h"
@@ -42,7 +41,8 @@ Format any_format(const std::string& where, const std::string& key, const std::s
 
 // f itself, or an error if it is a block format: mul / acc / acc_outer / out round
 // one value at a time, and a block format needs a whole block (docs/block_formats.md).
-Format not_block(const std::string& where, const std::string& key, const std::string& value, const Format& f) {
+Format not_block(const std::string& where, const std::string& key, const std::string& value,
+                 const Format& f) {
   try {
     require_element_format(f, key);
   } catch (const FormatError& e) {
@@ -64,12 +64,11 @@ bool LayerNumerics::passthrough() const {
 std::string LayerNumerics::describe() const {
   std::string s = fmt::format("weights={} activations={} grads={} mul={} acc={} out={}", format_name(weights),
                               format_name(activations), format_name(grads),
-                              mac.mul_exact                ? "exact"
-                              : has_approx_mul(mac.lut) ? approx_mul_spec_of(mac)
+                              mac.mul_exact                 ? "exact"
+                              : has_approx_mul(mac.lut)     ? approx_mul_spec_of(mac)
                               : mac.split != SplitMul::None ? split_mul_name(mac.split)
-                                                        : format_name(mac.mul),
-                              format_name(mac.acc),
-                              format_name(mac.out));
+                                                            : format_name(mac.mul),
+                              format_name(mac.acc), format_name(mac.out));
   if (mac.chunk > 0) s += fmt::format(" chunk={} acc_outer={}", mac.chunk, format_name(mac.acc_outer));
   if (mac.fused > 0) s += fmt::format(" fused={}", mac.fused);
   if (emulation == Emulation::Layer) s += " emulation=layer";
@@ -83,8 +82,8 @@ NumericsPolicy::NumericsPolicy() = default;
 
 const std::vector<std::string>& NumericsPolicy::keys() {
   static const std::vector<std::string> k = [] {
-    std::vector<std::string> v = {"format", "weights", "activations", "grads", "mul",
-                                  "acc",    "out",     "chunk",       "acc_outer", "fused", "emulation"};
+    std::vector<std::string> v = {"format", "weights", "activations", "grads", "mul",      "acc",
+                                  "out",    "chunk",   "acc_outer",   "fused", "emulation"};
     for (const char* s : {"sparsity", "sparsity_on", "sparsity_score"}) v.push_back(s);
     for (const char* f : kFunctionNames) v.push_back(std::string("functions.") + f);
     return v;
@@ -161,9 +160,12 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         if (used != v.size() || f < 0 || f > 65536) bad(where, k, v, "is not a whole number in 0 .. 65536");
         n.mac.fused = static_cast<int>(f);
       } else if (k == "emulation") {
-        if (v == "op") n.emulation = Emulation::Op;
-        else if (v == "layer") n.emulation = Emulation::Layer;
-        else bad(where, k, v, "is not an emulation mode; allowed: op, layer");
+        if (v == "op")
+          n.emulation = Emulation::Op;
+        else if (v == "layer")
+          n.emulation = Emulation::Layer;
+        else
+          bad(where, k, v, "is not an emulation mode; allowed: op, layer");
       } else if (k == "sparsity") {
         parse_sparsity_ratio(where, v, n.sparsity);
       } else if (k == "sparsity_on") {
@@ -176,21 +178,36 @@ void NumericsPolicy::apply(LayerNumerics& n, const std::vector<Entry>& entries, 
         for (int i = 0; i < static_cast<int>(Function::Count); ++i)
           if (name == kFunctionNames[i]) idx = i;
         if (idx < 0)
-          bad(where, k, v, "names no function; allowed: exp, log, tanh, sigmoid, gelu, silu, softmax_exp, rsqrt, reciprocal");
+          bad(where, k, v,
+              "names no function; allowed: exp, log, tanh, sigmoid, gelu, silu, softmax_exp, rsqrt, "
+              "reciprocal");
         const Function fn = static_cast<Function>(idx);
         PwlFunction pf = PwlFunction::Exp;
         bool has_pwl = true;
         switch (fn) {
-          case Function::Exp: case Function::SoftmaxExp: pf = PwlFunction::Exp; break;
-          case Function::Tanh: pf = PwlFunction::Tanh; break;
-          case Function::Sigmoid: pf = PwlFunction::Sigmoid; break;
-          case Function::Gelu: pf = PwlFunction::Gelu; break;
-          case Function::Silu: pf = PwlFunction::Silu; break;
-          default: has_pwl = false;
+          case Function::Exp:
+          case Function::SoftmaxExp:
+            pf = PwlFunction::Exp;
+            break;
+          case Function::Tanh:
+            pf = PwlFunction::Tanh;
+            break;
+          case Function::Sigmoid:
+            pf = PwlFunction::Sigmoid;
+            break;
+          case Function::Gelu:
+            pf = PwlFunction::Gelu;
+            break;
+          case Function::Silu:
+            pf = PwlFunction::Silu;
+            break;
+          default:
+            has_pwl = false;
         }
         if (!has_pwl && v != "exact")
           bad(where, k, v,
-              "is not a function mode; allowed: exact (pwl:<K> and breakpoints exist for exp, tanh, sigmoid, gelu, "
+              "is not a function mode; allowed: exact (pwl:<K> and breakpoints exist for exp, tanh, sigmoid, "
+              "gelu, "
               "silu, softmax_exp)");
         try {
           n.functions[idx] = has_pwl ? parse_function_approx(pf, v) : FunctionApprox{};

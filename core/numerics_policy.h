@@ -67,10 +67,10 @@ class NumericsPolicy {
   // 0 .. 65536 that divides chunk when both are set: docs/contract.md section 4.8), emulation ("op" or
   // "layer"), functions.<exp|log|tanh|sigmoid|gelu|silu|softmax_exp|rsqrt|
   // reciprocal> ("exact"; for exp, tanh, sigmoid, gelu, silu and softmax_exp also
-  // "pwl:<K>" or user breakpoints "pwl:<b0>,<b1>,...", numerics/pwl.h). Values are checked at once; errors name the key, the
-  // value and what is allowed (`where` prefixes the key path, e.g. "numerics.default").
-  // N:M sparsity (core/sparsity_spec.h, docs/sparsity.md): sparsity ("N:M" or
-  // "none"), sparsity_on ("weights", "grads", "both"), sparsity_score
+  // "pwl:<K>" or user breakpoints "pwl:<b0>,<b1>,...", numerics/pwl.h). Values are checked at once; errors
+  // name the key, the value and what is allowed (`where` prefixes the key path, e.g. "numerics.default"). N:M
+  // sparsity (core/sparsity_spec.h, docs/sparsity.md): sparsity ("N:M" or "none"), sparsity_on ("weights",
+  // "grads", "both"), sparsity_score
   // ("magnitude", "random" or a registered user function).
   void set(const std::string& key, const std::string& value, const std::string& where = "numerics.default");
   // The same keys for modules whose path matches `glob`: '*' matches within one

@@ -20,9 +20,9 @@ struct AdamUpdate {
   float beta1 = 0.9f, beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0;
-  bool decoupled = false;          // AdamW: p -= lr*wd*p instead of g += wd*p
-  float bias_correction1 = 1;      // 1 - beta1^t, computed by the optimizer
-  float bias_correction2 = 1;      // 1 - beta2^t
+  bool decoupled = false;      // AdamW: p -= lr*wd*p instead of g += wd*p
+  float bias_correction1 = 1;  // 1 - beta1^t, computed by the optimizer
+  float bias_correction2 = 1;  // 1 - beta2^t
   Format update_format;
 };
 

@@ -9,8 +9,9 @@ namespace emu {
 
 Tensor nm_mask_of(const SparsitySpec& spec, const ReadLayout& layout, const Tensor& master, DrawKey key) {
   if (layout.numel() != master.numel())
-    throw std::invalid_argument(fmt::format("N:M mask: layout [{}, {}, {}] for a tensor of shape {}", layout.outer,
-                                            layout.len, layout.inner, shape_string(master.shape())));
+    throw std::invalid_argument(fmt::format("N:M mask: layout [{}, {}, {}] for a tensor of shape {}",
+                                            layout.outer, layout.len, layout.inner,
+                                            shape_string(master.shape())));
   Backend& be = backend_for(master.device());
   NmParams p;
   p.n = spec.n;
@@ -114,9 +115,11 @@ MaskMonitorScope::~MaskMonitorScope() {
 std::string mask_stats_json(const MaskStats& s, int64_t epoch, int64_t step) {
   const double per_read = s.reads && s.elements ? double(s.changed) / double(s.reads * s.elements) : 0;
   return fmt::format(
-      "{{\"epoch\": {}, \"step\": {}, \"module\": \"{}\", \"tensor\": \"{}\", \"reads\": {}, \"elements\": {}, "
+      "{{\"epoch\": {}, \"step\": {}, \"module\": \"{}\", \"tensor\": \"{}\", \"reads\": {}, \"elements\": "
+      "{}, "
       "\"kept_fraction\": {:.6f}, \"changed\": {}, \"changed_per_read\": {:.6f}, \"changed_last\": {}}}",
-      epoch, step, s.module, s.tensor, s.reads, s.elements, s.kept_fraction(), s.changed, per_read, s.changed_last);
+      epoch, step, s.module, s.tensor, s.reads, s.elements, s.kept_fraction(), s.changed, per_read,
+      s.changed_last);
 }
 
 std::string describe_mask_stats(const std::vector<MaskStats>& stats) {
@@ -124,8 +127,8 @@ std::string describe_mask_stats(const std::vector<MaskStats>& stats) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const MaskStats& s = stats[i];
     const double per_read = s.reads && s.elements ? double(s.changed) / double(s.reads * s.elements) : 0;
-    line += fmt::format("{} {}.{} kept {:.2f}% changed {:.3f}%/read (last {})", i ? ";" : "", s.module, s.tensor,
-                        100 * s.kept_fraction(), 100 * per_read, s.changed_last);
+    line += fmt::format("{} {}.{} kept {:.2f}% changed {:.3f}%/read (last {})", i ? ";" : "", s.module,
+                        s.tensor, 100 * s.kept_fraction(), 100 * per_read, s.changed_last);
   }
   return line;
 }

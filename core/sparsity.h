@@ -30,16 +30,18 @@ Tensor nm_sparsify(const SparsitySpec& spec, const ReadLayout& layout, const Ten
 
 // The stream random scores draw from: the read's key with its own stream, so
 // the mask is not correlated with the read's stochastic rounding.
-inline DrawKey mask_key(DrawKey read_key) { return DrawKey{read_key.seed, mix64(read_key.stream ^ 0x6e6d6d61736bull)}; }
+inline DrawKey mask_key(DrawKey read_key) {
+  return DrawKey{read_key.seed, mix64(read_key.stream ^ 0x6e6d6d61736bull)};
+}
 
 // Mask statistics of one (module, tensor) over the reads since the last take().
 struct MaskStats {
-  std::string module;     // module path
-  std::string tensor;     // "weight", "grad", ...
-  int64_t reads = 0;      // masked reads recorded
-  int64_t elements = 0;   // elements per read (of the last read)
-  int64_t kept = 0;       // kept elements, summed over the reads
-  int64_t changed = 0;    // mask bits that differ from the previous read's, summed over the reads
+  std::string module;        // module path
+  std::string tensor;        // "weight", "grad", ...
+  int64_t reads = 0;         // masked reads recorded
+  int64_t elements = 0;      // elements per read (of the last read)
+  int64_t kept = 0;          // kept elements, summed over the reads
+  int64_t changed = 0;       // mask bits that differ from the previous read's, summed over the reads
   int64_t changed_last = 0;  // ... of the last read only
   double kept_fraction() const { return reads && elements ? double(kept) / double(reads * elements) : 0; }
 };

@@ -48,7 +48,9 @@ bool parse_small_int(const std::string& t, int* out) {
 
 std::string SparsitySpec::describe() const {
   if (!enabled()) return "dense";
-  const char* target = on == SparsityTarget::Weights ? "weights" : on == SparsityTarget::Grads ? "grads" : "both";
+  const char* target = on == SparsityTarget::Weights ? "weights"
+                       : on == SparsityTarget::Grads ? "grads"
+                                                     : "both";
   const std::string score_name = score == SparsityScore::Magnitude ? "magnitude"
                                  : score == SparsityScore::Random  ? "random"
                                                                    : sparsity_score_name(user);
@@ -70,10 +72,14 @@ void parse_sparsity_ratio(const std::string& where, const std::string& value, Sp
 }
 
 void parse_sparsity_on(const std::string& where, const std::string& value, SparsitySpec& s) {
-  if (value == "weights") s.on = SparsityTarget::Weights;
-  else if (value == "grads") s.on = SparsityTarget::Grads;
-  else if (value == "both") s.on = SparsityTarget::Both;
-  else bad(where, "sparsity_on", value, "is not a target; allowed: weights, grads, both");
+  if (value == "weights")
+    s.on = SparsityTarget::Weights;
+  else if (value == "grads")
+    s.on = SparsityTarget::Grads;
+  else if (value == "both")
+    s.on = SparsityTarget::Both;
+  else
+    bad(where, "sparsity_on", value, "is not a target; allowed: weights, grads, both");
 }
 
 void parse_sparsity_score(const std::string& where, const std::string& value, SparsitySpec& s) {

@@ -23,9 +23,12 @@ struct SplitRangeCounts {
   uint64_t in_outputs = 0, out_outputs = 0;  // reductions whose operands were all in range / not
   uint64_t in_terms = 0, out_terms = 0;      // their terms (K per reduction)
   uint64_t outputs() const { return in_outputs + out_outputs; }
-  double in_share() const { return outputs() ? static_cast<double>(in_outputs) / static_cast<double>(outputs()) : 0.0; }
+  double in_share() const {
+    return outputs() ? static_cast<double>(in_outputs) / static_cast<double>(outputs()) : 0.0;
+  }
   SplitRangeCounts& operator+=(const SplitRangeCounts& o) {
-    in_outputs += o.in_outputs, out_outputs += o.out_outputs, in_terms += o.in_terms, out_terms += o.out_terms;
+    in_outputs += o.in_outputs, out_outputs += o.out_outputs, in_terms += o.in_terms,
+        out_terms += o.out_terms;
     return *this;
   }
 };

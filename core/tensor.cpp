@@ -56,8 +56,10 @@ Storage::Storage(size_t n, Device device) : size_(n), device_(device) {
 
 Storage::~Storage() {
   if (!owns_) return;
-  if (device_ == Device::Cpu) delete[] data_;
-  else if (data_) g_cuda_allocator.release(data_);
+  if (device_ == Device::Cpu)
+    delete[] data_;
+  else if (data_)
+    g_cuda_allocator.release(data_);
 }
 
 void Storage::set_cuda_allocator(DeviceAllocator a) { g_cuda_allocator = a; }
@@ -86,11 +88,14 @@ Tensor Tensor::full(const Shape& shape, float value, Device device) {
 
 Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values, Device device) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
-    throw std::invalid_argument(fmt::format("from_vector: {} values for shape {}", values.size(), shape_string(shape)));
+    throw std::invalid_argument(
+        fmt::format("from_vector: {} values for shape {}", values.size(), shape_string(shape)));
   Tensor t = zeros(shape, device);
   if (values.empty()) return t;
-  if (device == Device::Cpu) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
-  else backend_for(device).upload(values.data(), t);
+  if (device == Device::Cpu)
+    std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  else
+    backend_for(device).upload(values.data(), t);
   return t;
 }
 
@@ -118,7 +123,8 @@ Device Tensor::device() const { return checked(impl_).storage->device(); }
 
 int64_t Tensor::dim(int i) const {
   int n = ndim();
-  if (i < -n || i >= n) throw std::out_of_range(fmt::format("dim {} of a tensor of shape {}", i, shape_string(shape())));
+  if (i < -n || i >= n)
+    throw std::out_of_range(fmt::format("dim {} of a tensor of shape {}", i, shape_string(shape())));
   return shape()[i < 0 ? i + n : i];
 }
 
@@ -127,10 +133,10 @@ bool Tensor::is_contiguous() const { return strides() == contiguous_strides(shap
 namespace {
 
 [[noreturn]] void throw_device_data(const char* call, const Tensor& t) {
-  throw std::logic_error(fmt::format(
-      "Tensor::{} on a {} tensor of shape {}: device memory is reached only through backend ops; "
-      "copy it with to(Device::Cpu) (or to_vector()) first",
-      call, device_name(t.device()), shape_string(t.shape())));
+  throw std::logic_error(
+      fmt::format("Tensor::{} on a {} tensor of shape {}: device memory is reached only through backend ops; "
+                  "copy it with to(Device::Cpu) (or to_vector()) first",
+                  call, device_name(t.device()), shape_string(t.shape())));
 }
 
 }  // namespace
@@ -175,7 +181,8 @@ float Tensor::item() const {
 }
 
 Tensor Tensor::view(const Shape& new_shape) const {
-  if (!is_contiguous()) throw std::invalid_argument("view of a non-contiguous tensor: call contiguous() first");
+  if (!is_contiguous())
+    throw std::invalid_argument("view of a non-contiguous tensor: call contiguous() first");
   Shape s = new_shape;
   int64_t known = 1;
   int infer = -1;
@@ -189,8 +196,8 @@ Tensor Tensor::view(const Shape& new_shape) const {
   }
   if (infer >= 0 && known > 0) s[infer] = numel() / known;
   if (shape_numel(s) != numel())
-    throw std::invalid_argument(fmt::format("view: shape {} does not hold the {} elements of {}", shape_string(new_shape),
-                                            numel(), shape_string(shape())));
+    throw std::invalid_argument(fmt::format("view: shape {} does not hold the {} elements of {}",
+                                            shape_string(new_shape), numel(), shape_string(shape())));
   return make(impl_->storage, s, contiguous_strides(s), offset());
 }
 
@@ -209,7 +216,8 @@ Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
   int n = ndim();
   if (d < 0) d += n;
   if (d < 0 || d >= n || start < 0 || length < 0 || start + length > shape()[d])
-    throw std::out_of_range(fmt::format("narrow(dim {}, {}, {}) of shape {}", d, start, length, shape_string(shape())));
+    throw std::out_of_range(
+        fmt::format("narrow(dim {}, {}, {}) of shape {}", d, start, length, shape_string(shape())));
   Shape s = shape();
   s[d] = length;
   return make(impl_->storage, s, strides(), offset() + start * strides()[d]);
@@ -228,7 +236,8 @@ Tensor Tensor::clone() const {
 
 void Tensor::copy_from(const Tensor& src) {
   if (src.shape() != shape())
-    throw std::invalid_argument(fmt::format("copy_from: shape {} into {}", shape_string(src.shape()), shape_string(shape())));
+    throw std::invalid_argument(
+        fmt::format("copy_from: shape {} into {}", shape_string(src.shape()), shape_string(shape())));
   if (numel() == 0) return;
   if (device() == src.device()) {
     backend_for(device()).copy(src, *this);

@@ -61,7 +61,8 @@ class Tensor {
   // Factories. Values are zero unless given.
   static Tensor zeros(const Shape& shape, Device device = Device::Cpu);
   static Tensor full(const Shape& shape, float value, Device device = Device::Cpu);
-  static Tensor from_vector(const Shape& shape, const std::vector<float>& values, Device device = Device::Cpu);
+  static Tensor from_vector(const Shape& shape, const std::vector<float>& values,
+                            Device device = Device::Cpu);
   static Tensor scalar(float value, Device device = Device::Cpu) { return from_vector({}, {value}, device); }
   // A tensor over memory it does not own: element (i0, i1, ...) at data[sum i_k * strides[k]],
   // in the memory of `device`. The caller keeps the memory alive while the tensor is used
@@ -103,8 +104,8 @@ class Tensor {
   Tensor view(const Shape& shape) const;  // contiguous only; one -1 allowed
   Tensor transpose(int a, int b) const;
   Tensor narrow(int dim, int64_t start, int64_t length) const;
-  Tensor contiguous() const;  // this, or a row-major copy
-  Tensor clone() const;       // a row-major copy that does not share storage
+  Tensor contiguous() const;          // this, or a row-major copy
+  Tensor clone() const;               // a row-major copy that does not share storage
   void copy_from(const Tensor& src);  // same shape, any devices; element-wise copy into this view
   void fill(float value);             // through the backend of this tensor's device
 

@@ -62,9 +62,11 @@ Wanted wanted_of(const std::vector<MemberTarget>& targets) {
   fail(archive, "no member '" + name + "' (it holds: " + list + ")");
 }
 
-void check_all_found(const std::string& archive, const Wanted& wanted, const std::vector<std::string>& names) {
+void check_all_found(const std::string& archive, const Wanted& wanted,
+                     const std::vector<std::string>& names) {
   for (const auto& w : wanted)
-    if (std::find(names.begin(), names.end(), w.first) == names.end()) missing_member(archive, w.first, names);
+    if (std::find(names.begin(), names.end(), w.first) == names.end())
+      missing_member(archive, w.first, names);
 }
 
 // The dest files of one member, written in step.
@@ -79,7 +81,8 @@ class MemberSink {
   }
   void write(const void* data, size_t n) {
     for (size_t i = 0; i < files_.size(); ++i)
-      if (n > 0 && std::fwrite(data, 1, n, files_[i].get()) != n) fail(dests_[i], "cannot write (" + errno_text() + ")");
+      if (n > 0 && std::fwrite(data, 1, n, files_[i].get()) != n)
+        fail(dests_[i], "cannot write (" + errno_text() + ")");
   }
   // fclose flushes, so a full disk shows up here rather than being lost.
   void close() {
@@ -110,7 +113,8 @@ class GzInput {
     size_t n = std::fread(magic, 1, 2, f.get());
     if (std::ferror(f.get())) fail(path, "read error (" + errno_text() + ")");
     if (n == 0) fail(path, "empty file (expected a gzip-compressed tar archive)");
-    if (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b) fail(path, "not a gzip file (expected a .tar.gz archive)");
+    if (n < 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+      fail(path, "not a gzip file (expected a .tar.gz archive)");
     gz_ = gzopen(path.c_str(), "rb");
     if (gz_ == nullptr) fail(path, "cannot open (" + errno_text() + ")");
     gzbuffer(gz_, kChunk);
@@ -235,7 +239,8 @@ void parse_pax(const std::string& archive, const std::string& data, PaxOverrides
     size_t len = 0;
     if (space == std::string::npos || space == pos) fail(archive, "bad pax header record");
     for (size_t i = pos; i < space; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(data[i])) || len > data.size()) fail(archive, "bad pax header record");
+      if (!std::isdigit(static_cast<unsigned char>(data[i])) || len > data.size())
+        fail(archive, "bad pax header record");
       len = len * 10 + size_t(data[i] - '0');
     }
     if (len <= space - pos || pos + len > data.size() || data[pos + len - 1] != '\n')
@@ -247,7 +252,8 @@ void parse_pax(const std::string& archive, const std::string& data, PaxOverrides
     if (key == "path") pax.path = value;
     if (key == "size") {
       pax.has_size = !value.empty() && value.size() < 20 &&
-                     std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                     std::all_of(value.begin(), value.end(),
+                                 [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
       if (!pax.has_size) fail(archive, "bad pax size record '" + value + "'");
       pax.size = std::stoull(value);
     }
@@ -284,9 +290,11 @@ class TarWalker {
       }
       zero_blocks = 0;
       if (!checksum_ok(h))
-        fail(archive_, "bad tar header checksum at offset " + std::to_string(at) + " (not a tar archive, or damaged)");
+        fail(archive_,
+             "bad tar header checksum at offset " + std::to_string(at) + " (not a tar archive, or damaged)");
       uint64_t size = 0;
-      if (!parse_number(h, 124, 12, size)) fail(archive_, "bad size field in the tar header at offset " + std::to_string(at));
+      if (!parse_number(h, 124, 12, size))
+        fail(archive_, "bad size field in the tar header at offset " + std::to_string(at));
       char type = static_cast<char>(h[156]);
       // Metadata entries describe the next header (GNU long name 'L' and long
       // link 'K', pax 'x'; pax global 'g' is skipped): read them, then go on.
@@ -300,7 +308,8 @@ class TarWalker {
       TarFile file{entry_name(h, long_name, pax), size};
       pax = PaxOverrides();
       long_name.clear();
-      bool regular = (type == '0' || type == '\0' || type == '7') && !file.name.empty() && file.name.back() != '/';
+      bool regular =
+          (type == '0' || type == '\0' || type == '7') && !file.name.empty() && file.name.back() != '/';
       uint64_t used = regular ? on_file(file, in_) : 0;
       in_.skip(padded(size) - used, "a member's data");
     }
@@ -310,7 +319,8 @@ class TarWalker {
  private:
   std::string read_meta(uint64_t size, char type) {
     if (size > kMaxTarMeta)
-      fail(archive_, std::string("tar '") + type + "' header of " + std::to_string(size) + " bytes (damaged?)");
+      fail(archive_,
+           std::string("tar '") + type + "' header of " + std::to_string(size) + " bytes (damaged?)");
     std::string data(static_cast<size_t>(padded(size)), '\0');
     in_.read_exact(&data[0], data.size(), "an extended header");
     data.resize(static_cast<size_t>(size));
@@ -320,7 +330,8 @@ class TarWalker {
   // pax path beats a GNU long name beats the header's own name; only POSIX
   // ustar ("ustar\0") has the prefix field (GNU's "ustar  " uses those bytes
   // for other things).
-  static std::string entry_name(const unsigned char* h, const std::string& long_name, const PaxOverrides& pax) {
+  static std::string entry_name(const unsigned char* h, const std::string& long_name,
+                                const PaxOverrides& pax) {
     if (!pax.path.empty()) return pax.path;
     if (!long_name.empty()) return long_name;
     std::string name = field_text(h, 0, 100);
@@ -400,7 +411,8 @@ void read_at(FILE* f, const std::string& archive, uint64_t at, void* buf, size_t
 
 // The end-of-central-directory record sits in the last 22 + 65535 (comment)
 // bytes; searching backwards finds it even with a comment.
-uint64_t find_end_record(FILE* f, const std::string& archive, uint64_t file_size, std::vector<unsigned char>& tail) {
+uint64_t find_end_record(FILE* f, const std::string& archive, uint64_t file_size,
+                         std::vector<unsigned char>& tail) {
   if (file_size == 0) fail(archive, "empty file (expected a zip archive)");
   size_t n = static_cast<size_t>(std::min<uint64_t>(file_size, 22 + 65535));
   tail.resize(n);
@@ -450,7 +462,8 @@ ZipDirectory read_directory(FILE* f, const std::string& archive) {
   }
   if (le16(end + 4) != 0 || le16(end + 6) != 0) fail(archive, "multi-part (split) zip archive (unsupported)");
   uint64_t count = le16(end + 10), cd_size = le32(end + 12), cd_offset = le32(end + 16);
-  if (count == 0xffff || cd_size == kZip64Marker || cd_offset == kZip64Marker) fail(archive, "ZIP64 archive (unsupported)");
+  if (count == 0xffff || cd_size == kZip64Marker || cd_offset == kZip64Marker)
+    fail(archive, "ZIP64 archive (unsupported)");
   if (cd_offset + cd_size > end_at || cd_size > kMaxCentralDirectory)
     fail(archive, "truncated or damaged zip archive (the central directory lies outside the file)");
   std::vector<unsigned char> cd(static_cast<size_t>(cd_size));
@@ -471,10 +484,12 @@ ZipDirectory read_directory(FILE* f, const std::string& archive) {
 uint64_t data_start(FILE* f, const std::string& archive, const ZipEntry& e, uint64_t cd_offset) {
   unsigned char h[30];
   read_at(f, archive, e.offset, h, sizeof h, "member '" + e.name + "'");
-  if (le32(h) != kLocalSig) fail(archive, "damaged zip archive (no local header for member '" + e.name + "')");
+  if (le32(h) != kLocalSig)
+    fail(archive, "damaged zip archive (no local header for member '" + e.name + "')");
   uint64_t start = e.offset + 30 + le16(h + 26) + le16(h + 28);
   if (start + e.csize > cd_offset)
-    fail(archive, "truncated or damaged zip archive (member '" + e.name + "' runs into the central directory)");
+    fail(archive,
+         "truncated or damaged zip archive (member '" + e.name + "' runs into the central directory)");
   return start;
 }
 
@@ -509,7 +524,8 @@ void unpack_zip_member(FILE* f, const std::string& archive, const ZipEntry& e, M
     int ret = Z_OK;
     while (ret != Z_STREAM_END) {
       if (z.avail_in == 0) {
-        if (left == 0) fail(archive, "member '" + e.name + "': deflate data ends early (truncated or damaged)");
+        if (left == 0)
+          fail(archive, "member '" + e.name + "': deflate data ends early (truncated or damaged)");
         z.avail_in = static_cast<uInt>(read_chunk());
         z.next_in = in.data();
       }
@@ -526,8 +542,8 @@ void unpack_zip_member(FILE* f, const std::string& archive, const ZipEntry& e, M
     fail(archive, "member '" + e.name + "': " + std::to_string(produced) + " bytes instead of " +
                       std::to_string(e.usize) + " (damaged)");
   if (crc != e.crc)
-    fail(archive, "member '" + e.name + "': CRC-32 mismatch (stored " + hex32(e.crc) + ", computed " + hex32(crc) +
-                      "; damaged)");
+    fail(archive, "member '" + e.name + "': CRC-32 mismatch (stored " + hex32(e.crc) + ", computed " +
+                      hex32(crc) + "; damaged)");
 }
 
 void check_supported(const std::string& archive, const ZipEntry& e) {
@@ -559,7 +575,8 @@ void zip_extract(const std::string& archive, const Wanted& wanted) {
     auto it = wanted.find(e.name);
     if (!e.regular || it == wanted.end()) continue;
     uint64_t start = data_start(f.get(), archive, e, dir.cd_offset);
-    if (fseeko(f.get(), static_cast<off_t>(start), SEEK_SET) != 0) fail(archive, "cannot seek (" + errno_text() + ")");
+    if (fseeko(f.get(), static_cast<off_t>(start), SEEK_SET) != 0)
+      fail(archive, "cannot seek (" + errno_text() + ")");
     MemberSink sink(it->second);
     unpack_zip_member(f.get(), archive, e, sink);
     sink.close();

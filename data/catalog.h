@@ -20,27 +20,27 @@ namespace emu::data {
 
 // One file a loader reads, at `path` under the dataset's folder.
 struct CatalogFile {
-  std::string path;          // e.g. "cora.content", "cifar-10-batches-bin/test_batch.bin"
-  std::string sha256;        // pinned checksum; empty where none is known (see above)
-  std::string member;        // its name inside the download's archive; empty when the download is the file
-  long long lines = -1;      // expected number of lines, checked where no checksum is pinned; -1: none
+  std::string path;      // e.g. "cora.content", "cifar-10-batches-bin/test_batch.bin"
+  std::string sha256;    // pinned checksum; empty where none is known (see above)
+  std::string member;    // its name inside the download's archive; empty when the download is the file
+  long long lines = -1;  // expected number of lines, checked where no checksum is pinned; -1: none
 };
 
 // One download: a file, or an archive holding several of the files.
 struct CatalogDownload {
-  std::string url;           // canonical address; its last path component names the download
-  std::string sha256;        // pinned checksum of the archive; empty for plain files or unknown
+  std::string url;     // canonical address; its last path component names the download
+  std::string sha256;  // pinned checksum of the archive; empty for plain files or unknown
   std::vector<CatalogFile> files;
   bool archive() const { return !files.empty() && !files.front().member.empty(); }
   std::string file_name() const;  // the url's last component, e.g. "cifar-10-binary.tar.gz"
 };
 
 struct CatalogEntry {
-  std::string name;          // what `data fetch` takes: cora, mnist, cifar10, fra-eng, forda
-  std::string folder;        // under the data root; the recipe data type's default folder
-  std::string data_type;     // the recipe's data.type that reads it
+  std::string name;       // what `data fetch` takes: cora, mnist, cifar10, fra-eng, forda
+  std::string folder;     // under the data root; the recipe data type's default folder
+  std::string data_type;  // the recipe's data.type that reads it
   std::string description;
-  std::string source;        // publisher and licence, for `data list` and docs/data.md
+  std::string source;  // publisher and licence, for `data list` and docs/data.md
   std::vector<CatalogDownload> downloads;
 };
 

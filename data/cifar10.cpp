@@ -10,7 +10,8 @@ const char* const kClassNames = "airplane, automobile, bird, cat, deer, dog, fro
 
 std::string cifar_folder(const std::string& root) {
   std::string sub = join_path(root, "cifar-10-batches-bin");
-  if (file_exists(join_path(sub, "data_batch_1.bin")) || file_exists(join_path(sub, "test_batch.bin"))) return sub;
+  if (file_exists(join_path(sub, "data_batch_1.bin")) || file_exists(join_path(sub, "test_batch.bin")))
+    return sub;
   return root;
 }
 
@@ -22,7 +23,8 @@ void read_batch_file(const std::string& path, std::vector<uint8_t>& pixels, std:
   if (bytes.empty()) file_error(path, "empty file (expected " + what + ")", kCifar10Url);
   if (bytes.size() % kCifar10RecordBytes != 0)
     file_error(path,
-               "truncated record: " + std::to_string(bytes.size()) + " bytes is not a whole number of 3073-byte records (" +
+               "truncated record: " + std::to_string(bytes.size()) +
+                   " bytes is not a whole number of 3073-byte records (" +
                    std::to_string(bytes.size() / kCifar10RecordBytes) + " records and " +
                    std::to_string(bytes.size() % kCifar10RecordBytes) + " bytes; expected " + what + ")",
                kCifar10Url);
@@ -31,8 +33,9 @@ void read_batch_file(const std::string& path, std::vector<uint8_t>& pixels, std:
     const uint8_t* rec = bytes.data() + r * kCifar10RecordBytes;
     if (rec[0] > 9)
       file_error(path,
-                 "record " + std::to_string(r) + " has label " + std::to_string(rec[0]) + " (expected 0..9: " +
-                     kClassNames + "); not a CIFAR-10 binary file (CIFAR-100's records are 3074 bytes)",
+                 "record " + std::to_string(r) + " has label " + std::to_string(rec[0]) +
+                     " (expected 0..9: " + kClassNames +
+                     "); not a CIFAR-10 binary file (CIFAR-100's records are 3074 bytes)",
                  kCifar10Url);
     labels.push_back(rec[0]);
     pixels.insert(pixels.end(), rec + 1, rec + kCifar10RecordBytes);
@@ -45,8 +48,9 @@ std::unique_ptr<ImageDataset> load_cifar10(const Cifar10Options& options, bool t
   std::string folder = cifar_folder(options.root);
   std::string first = join_path(folder, train ? "data_batch_1.bin" : "test_batch.bin");
   if (!file_exists(first))
-    file_error(first, "file not found (nor in " + join_path(options.root, "cifar-10-batches-bin") +
-                          "/; expected the CIFAR-10 binary version's .bin files)",
+    file_error(first,
+               "file not found (nor in " + join_path(options.root, "cifar-10-batches-bin") +
+                   "/; expected the CIFAR-10 binary version's .bin files)",
                kCifar10Url);
   std::vector<uint8_t> pixels, labels;
   if (train) {
@@ -55,8 +59,8 @@ std::unique_ptr<ImageDataset> load_cifar10(const Cifar10Options& options, bool t
   } else {
     read_batch_file(join_path(folder, "test_batch.bin"), pixels, labels);
   }
-  return std::make_unique<InMemoryImages>(train ? "CIFAR-10 train" : "CIFAR-10 test", ImageShape{3, 32, 32}, 10,
-                                          std::move(pixels), std::move(labels), options.normalize,
+  return std::make_unique<InMemoryImages>(train ? "CIFAR-10 train" : "CIFAR-10 test", ImageShape{3, 32, 32},
+                                          10, std::move(pixels), std::move(labels), options.normalize,
                                           train ? options.augment : ImageAugment{});
 }
 

@@ -28,7 +28,8 @@ std::vector<std::string> split_fields(const std::string& line) {
   return f;
 }
 
-std::shared_ptr<CsrMatrix> make_csr(int64_t rows, int64_t cols, const std::vector<std::vector<int32_t>>& row_cols,
+std::shared_ptr<CsrMatrix> make_csr(int64_t rows, int64_t cols,
+                                    const std::vector<std::vector<int32_t>>& row_cols,
                                     const std::vector<float>& row_value) {
   auto m = std::make_shared<CsrMatrix>();
   m->rows = rows;
@@ -48,7 +49,8 @@ std::shared_ptr<CsrMatrix> make_csr(int64_t rows, int64_t cols, const std::vecto
 
 }  // namespace
 
-CoraDataset::CoraDataset(Graph graph, const CoraOptions& options) : graph_(std::move(graph)), options_(options) {}
+CoraDataset::CoraDataset(Graph graph, const CoraOptions& options)
+    : graph_(std::move(graph)), options_(options) {}
 
 Batch CoraDataset::get(const std::vector<int64_t>& indices, uint64_t, int64_t) const {
   for (int64_t i : indices)
@@ -66,15 +68,18 @@ Batch CoraDataset::get(const std::vector<int64_t>& indices, uint64_t, int64_t) c
   b.tensors["train_mask"] = mask_tensor(graph_.train);
   b.tensors["val_mask"] = mask_tensor(graph_.val);
   b.tensors["test_mask"] = mask_tensor(graph_.test);
-  const std::vector<uint8_t>& m =
-      options_.split == "train" ? graph_.train : options_.split == "val" ? graph_.val : graph_.test;
+  const std::vector<uint8_t>& m = options_.split == "train" ? graph_.train
+                                  : options_.split == "val" ? graph_.val
+                                                            : graph_.test;
   b.tensors["mask"] = mask_tensor(m);
   b.size = std::count(m.begin(), m.end(), uint8_t{1});
   return b;
 }
 
 std::map<std::string, int64_t> CoraDataset::meta() const {
-  auto count = [](const std::vector<uint8_t>& m) { return static_cast<int64_t>(std::count(m.begin(), m.end(), 1)); };
+  auto count = [](const std::vector<uint8_t>& m) {
+    return static_cast<int64_t>(std::count(m.begin(), m.end(), 1));
+  };
   return {{"nodes", graph_.x->rows},
           {"features", graph_.x->cols},
           {"classes", static_cast<int64_t>(graph_.class_names.size())},
@@ -86,11 +91,12 @@ std::map<std::string, int64_t> CoraDataset::meta() const {
 
 std::string CoraDataset::describe() const {
   auto m = meta();
-  return "Cora " + options_.split + ", " + std::to_string(m["nodes"]) + " nodes, " + std::to_string(m["features"]) +
-         " features (" + (options_.row_normalize ? "row-normalised" : "raw") + "), " + std::to_string(m["edges"]) +
-         " undirected edges, " + std::to_string(m["classes"]) + " classes; split seed " +
-         std::to_string(options_.split_seed) + ": " + std::to_string(m["train_nodes"]) + " train / " +
-         std::to_string(m["val_nodes"]) + " val / " + std::to_string(m["test_nodes"]) + " test nodes";
+  return "Cora " + options_.split + ", " + std::to_string(m["nodes"]) + " nodes, " +
+         std::to_string(m["features"]) + " features (" + (options_.row_normalize ? "row-normalised" : "raw") +
+         "), " + std::to_string(m["edges"]) + " undirected edges, " + std::to_string(m["classes"]) +
+         " classes; split seed " + std::to_string(options_.split_seed) + ": " +
+         std::to_string(m["train_nodes"]) + " train / " + std::to_string(m["val_nodes"]) + " val / " +
+         std::to_string(m["test_nodes"]) + " test nodes";
 }
 
 std::unique_ptr<CoraDataset> load_cora(const CoraOptions& o) {
@@ -111,7 +117,8 @@ std::unique_ptr<CoraDataset> load_cora(const CoraOptions& o) {
     if (lines[ln].empty()) continue;
     std::string where = "line " + std::to_string(ln + 1) + ": ";
     std::vector<std::string> f = split_fields(lines[ln]);
-    if (f.size() < 3) file_error(content_path, where + "too few fields (expected " + kContentWhat + ")", kCoraUrl);
+    if (f.size() < 3)
+      file_error(content_path, where + "too few fields (expected " + kContentWhat + ")", kCoraUrl);
     int64_t nf = static_cast<int64_t>(f.size()) - 2;
     if (features < 0) features = nf;
     if (nf != features)
@@ -125,10 +132,11 @@ std::unique_ptr<CoraDataset> load_cora(const CoraOptions& o) {
     std::vector<int32_t> cols;
     for (int64_t k = 0; k < nf; ++k) {
       const std::string& s = f[static_cast<size_t>(k + 1)];
-      if (s == "1") cols.push_back(static_cast<int32_t>(k));
+      if (s == "1")
+        cols.push_back(static_cast<int32_t>(k));
       else if (s != "0")
-        file_error(content_path, where + "feature " + std::to_string(k) + " is '" + s + "' (expected " +
-                                     kContentWhat + ")",
+        file_error(content_path,
+                   where + "feature " + std::to_string(k) + " is '" + s + "' (expected " + kContentWhat + ")",
                    kCoraUrl);
     }
     feature_cols.push_back(std::move(cols));
@@ -141,7 +149,8 @@ std::unique_ptr<CoraDataset> load_cora(const CoraOptions& o) {
   std::sort(g.class_names.begin(), g.class_names.end());
   g.class_names.erase(std::unique(g.class_names.begin(), g.class_names.end()), g.class_names.end());
   for (const std::string& t : label_text)
-    g.labels.push_back(std::lower_bound(g.class_names.begin(), g.class_names.end(), t) - g.class_names.begin());
+    g.labels.push_back(std::lower_bound(g.class_names.begin(), g.class_names.end(), t) -
+                       g.class_names.begin());
 
   std::vector<float> row_value(static_cast<size_t>(v), 1.0f);
   if (o.row_normalize)
@@ -163,7 +172,8 @@ std::unique_ptr<CoraDataset> load_cora(const CoraOptions& o) {
     for (int k = 0; k < 2; ++k) {
       auto it = node_of.find(f[static_cast<size_t>(k)]);
       if (it == node_of.end())
-        file_error(cites_path, where + "paper id " + f[static_cast<size_t>(k)] + " is not in " + content_path, kCoraUrl);
+        file_error(cites_path, where + "paper id " + f[static_cast<size_t>(k)] + " is not in " + content_path,
+                   kCoraUrl);
       ends[k] = it->second;
     }
     if (ends[0] == ends[1]) continue;

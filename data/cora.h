@@ -44,7 +44,7 @@ class CoraDataset : public Dataset {
     std::shared_ptr<const CsrMatrix> x, adj;
     std::vector<int64_t> labels;  // V
     std::vector<std::string> class_names;
-    std::vector<std::string> paper_ids;  // V, file order
+    std::vector<std::string> paper_ids;     // V, file order
     std::vector<uint8_t> train, val, test;  // V masks
   };
   CoraDataset(Graph graph, const CoraOptions& options);

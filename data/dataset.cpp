@@ -17,14 +17,16 @@ std::string field_list(const Batch& b) {
 const Tensor& Batch::at(const std::string& name) const {
   auto it = tensors.find(name);
   if (it == tensors.end())
-    throw std::invalid_argument("batch has no tensor field '" + name + "' (fields: " + field_list(*this) + ")");
+    throw std::invalid_argument("batch has no tensor field '" + name + "' (fields: " + field_list(*this) +
+                                ")");
   return it->second;
 }
 
 const CsrMatrix& Batch::sparse_at(const std::string& name) const {
   auto it = sparse.find(name);
   if (it == sparse.end())
-    throw std::invalid_argument("batch has no sparse field '" + name + "' (fields: " + field_list(*this) + ")");
+    throw std::invalid_argument("batch has no sparse field '" + name + "' (fields: " + field_list(*this) +
+                                ")");
   return *it->second;
 }
 

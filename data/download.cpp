@@ -42,7 +42,8 @@ class StopSignals {
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 bool on_path(const std::string& tool) {
@@ -63,25 +64,40 @@ bool on_path(const std::string& tool) {
 
 std::string curl_reason(int code) {
   switch (code) {
-    case 6: return "could not resolve the host (no network, or a wrong address)";
-    case 7: return "could not connect to the server";
-    case 18: return "the transfer ended before the whole file arrived";
-    case 22: return "the server answered with an HTTP error (e.g. 404: not there)";
-    case 23: return "could not write the file";
-    case 28: return "timed out";
-    case 35: case 60: return "TLS failure (certificates?)";
-    case 56: return "the connection broke during the transfer";
-    default: return "curl exit status " + std::to_string(code);
+    case 6:
+      return "could not resolve the host (no network, or a wrong address)";
+    case 7:
+      return "could not connect to the server";
+    case 18:
+      return "the transfer ended before the whole file arrived";
+    case 22:
+      return "the server answered with an HTTP error (e.g. 404: not there)";
+    case 23:
+      return "could not write the file";
+    case 28:
+      return "timed out";
+    case 35:
+    case 60:
+      return "TLS failure (certificates?)";
+    case 56:
+      return "the connection broke during the transfer";
+    default:
+      return "curl exit status " + std::to_string(code);
   }
 }
 
 std::string wget_reason(int code) {
   switch (code) {
-    case 3: return "could not write the file";
-    case 4: return "network failure (no network, the connection broke, or a wrong address)";
-    case 5: return "TLS failure (certificates?)";
-    case 8: return "the server answered with an error (e.g. 404: not there)";
-    default: return "wget exit status " + std::to_string(code);
+    case 3:
+      return "could not write the file";
+    case 4:
+      return "network failure (no network, the connection broke, or a wrong address)";
+    case 5:
+      return "TLS failure (certificates?)";
+    case 8:
+      return "the server answered with an error (e.g. 404: not there)";
+    default:
+      return "wget exit status " + std::to_string(code);
   }
 }
 
@@ -93,13 +109,15 @@ std::string find_downloader() {
     std::string tool = env;
     if (tool != "curl" && tool != "wget")
       throw std::runtime_error("EMUTRAIN_DOWNLOADER='" + tool + "': must be curl or wget");
-    if (!on_path(tool)) throw std::runtime_error("EMUTRAIN_DOWNLOADER=" + tool + ": " + tool + " is not on PATH");
+    if (!on_path(tool))
+      throw std::runtime_error("EMUTRAIN_DOWNLOADER=" + tool + ": " + tool + " is not on PATH");
     return tool;
   }
   for (const char* tool : {"curl", "wget"})
     if (on_path(tool)) return tool;
   throw std::runtime_error(
-      "neither curl nor wget is installed: install one (apt-get install curl), or fetch from a local copy with "
+      "neither curl nor wget is installed: install one (apt-get install curl), or fetch from a local copy "
+      "with "
       "--from DIR");
 }
 
@@ -108,7 +126,8 @@ void download_file(const std::string& url, const std::string& dest, const std::s
   std::vector<std::string> args;
   if (tool == "curl") {
     args = {"curl", "--fail", "--location", "--connect-timeout", "30", "--retry", "2", "--output", dest};
-    if (tty) args.push_back("--progress-bar");
+    if (tty)
+      args.push_back("--progress-bar");
     else {
       args.push_back("--silent");
       args.push_back("--show-error");
@@ -132,7 +151,8 @@ void download_file(const std::string& url, const std::string& dest, const std::s
   int status = 0;
   bool forwarded = false;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(url + ": lost track of " + tool + " (" + std::strerror(errno) + ")");
+    if (errno != EINTR)
+      throw std::runtime_error(url + ": lost track of " + tool + " (" + std::strerror(errno) + ")");
     if (g_stop_signal != 0 && !forwarded) {  // a SIGTERM reaches only us; pass it on
       kill(pid, SIGTERM);
       forwarded = true;
@@ -141,10 +161,12 @@ void download_file(const std::string& url, const std::string& dest, const std::s
   if (g_stop_signal != 0)
     throw std::runtime_error(url + ": download interrupted (signal " + std::to_string(g_stop_signal) + ")");
   if (WIFSIGNALED(status))
-    throw std::runtime_error(url + ": " + tool + " was stopped by signal " + std::to_string(WTERMSIG(status)));
+    throw std::runtime_error(url + ": " + tool + " was stopped by signal " +
+                             std::to_string(WTERMSIG(status)));
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code != 0)
-    throw std::runtime_error("download of " + url + " failed: " + (tool == "curl" ? curl_reason(code) : wget_reason(code)) +
+    throw std::runtime_error("download of " + url +
+                             " failed: " + (tool == "curl" ? curl_reason(code) : wget_reason(code)) +
                              "; try again, or fetch from a mirror or a local copy with --from");
 }
 

@@ -22,8 +22,8 @@ enum class DataDraw : uint64_t {
 // The stream of `what` in `epoch`: a hash, like layer_draw_key's, so data
 // streams do not line up with layer streams.
 inline uint64_t data_stream(DataDraw what, int64_t epoch) {
-  return mix64(path_hash("data") ^
-               mix64(static_cast<uint64_t>(what) + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(epoch) + 1)));
+  return mix64(path_hash("data") ^ mix64(static_cast<uint64_t>(what) +
+                                         0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(epoch) + 1)));
 }
 
 // An integer in [0, n) from 32 random bits: floor(word * n / 2^32). The bias is

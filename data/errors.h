@@ -16,15 +16,18 @@ namespace emu::data {
 // command first (it downloads and verifies, data/catalog.h), then the
 // canonical address for those who fetch by hand.
 inline constexpr const char* kCifar10Url =
-    "get it with: emutrain data fetch cifar10; download: https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz";
+    "get it with: emutrain data fetch cifar10; download: "
+    "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz";
 inline constexpr const char* kMnistUrl =
     "get it with: emutrain data fetch mnist; download: http://yann.lecun.com/exdb/mnist/ (mirror: "
     "https://ossci-datasets.s3.amazonaws.com/mnist/)";
 inline constexpr const char* kUcrUrl =
-    "FordA: emutrain data fetch forda; other series: download https://www.cs.ucr.edu/~eamonn/time_series_data_2018/ "
+    "FordA: emutrain data fetch forda; other series: download "
+    "https://www.cs.ucr.edu/~eamonn/time_series_data_2018/ "
     "(UCRArchive_2018.zip; FordA also at https://timeseriesclassification.com/description.php?Dataset=FordA)";
 inline constexpr const char* kCoraUrl =
-    "get it with: emutrain data fetch cora; download: https://linqs-data.soe.ucsc.edu/public/lbc/cora.tgz (also "
+    "get it with: emutrain data fetch cora; download: https://linqs-data.soe.ucsc.edu/public/lbc/cora.tgz "
+    "(also "
     "https://github.com/tkipf/pygcn/tree/master/data/cora)";
 inline constexpr const char* kFraEngUrl =
     "get it with: emutrain data fetch fra-eng; download: https://www.manythings.org/anki/fra-eng.zip";

@@ -76,7 +76,8 @@ std::string mismatch_advice(const CatalogEntry& entry) {
 // way out (success included: its files have been renamed away by then).
 class Staging {
  public:
-  explicit Staging(const std::string& folder) : path_(join(folder, kStagingPrefix + std::to_string(getpid()))) {
+  explicit Staging(const std::string& folder)
+      : path_(join(folder, kStagingPrefix + std::to_string(getpid()))) {
     fs::remove_all(path_);
     fs::create_directories(join(path_, "downloads"));
     fs::create_directories(join(path_, "files"));
@@ -119,8 +120,8 @@ std::string local_copy(const std::string& from, const CatalogEntry& entry, const
 struct Staged {
   const CatalogFile* file;
   const CatalogDownload* download;
-  std::string where;    // the address or copy it came from, for errors
-  bool from_archive;    // came out of an archive whose checksum was verified
+  std::string where;  // the address or copy it came from, for errors
+  bool from_archive;  // came out of an archive whose checksum was verified
 };
 
 void say(const FetchOptions& o, const std::string& line) {
@@ -128,8 +129,9 @@ void say(const FetchOptions& o, const std::string& line) {
 }
 
 // Brings the missing files of one download into the staging folder.
-void stage_download(const CatalogEntry& entry, const CatalogDownload& d, const std::vector<const CatalogFile*>& missing,
-                    const FetchOptions& o, const Staging& staging, std::vector<Staged>& staged) {
+void stage_download(const CatalogEntry& entry, const CatalogDownload& d,
+                    const std::vector<const CatalogFile*>& missing, const FetchOptions& o,
+                    const Staging& staging, std::vector<Staged>& staged) {
   const std::string name = d.file_name();
   std::string got = staging.download(name), where;
   if (!o.from.empty() && !is_address(o.from)) {
@@ -163,9 +165,10 @@ void stage_download(const CatalogEntry& entry, const CatalogDownload& d, const s
   if (!d.sha256.empty()) {
     const std::string sha = sha256_file(got);
     if (sha != d.sha256)
-      throw std::runtime_error(where + ": SHA-256 " + sha + " differs from the pinned " + d.sha256 +
-                               " (damaged in transit, or the publisher changed the file); nothing was kept: try "
-                               "again, or --from a copy of the original");
+      throw std::runtime_error(
+          where + ": SHA-256 " + sha + " differs from the pinned " + d.sha256 +
+          " (damaged in transit, or the publisher changed the file); nothing was kept: try "
+          "again, or --from a copy of the original");
   }
   if (d.archive()) {
     std::vector<MemberTarget> targets;
@@ -175,7 +178,8 @@ void stage_download(const CatalogEntry& entry, const CatalogDownload& d, const s
     }
     say(o, entry.name + ": unpacking " + std::to_string(targets.size()) + " file(s) from " + name);
     extract_members(got, archive_kind_for(name), targets);
-    for (const CatalogFile* f : missing) staged.push_back({f, &d, where + " (" + f->member + ")", !d.sha256.empty()});
+    for (const CatalogFile* f : missing)
+      staged.push_back({f, &d, where + " (" + f->member + ")", !d.sha256.empty()});
   } else {
     const CatalogFile* f = missing.front();
     fs::create_directories(fs::path(staging.file(f->path)).parent_path());
@@ -233,8 +237,9 @@ DatasetCheck check_dataset(const CatalogEntry& entry, const std::string& folder)
         const bool pinned = !f.sha256.empty();
         const std::string want = pinned ? f.sha256 : rec->second, got = sha256_file(p);
         c.state = got == want ? (pinned ? FileState::Pinned : FileState::Recorded) : FileState::Mismatch;
-        c.detail = got == want ? (pinned ? "pinned SHA-256" : record_origin(d))
-                               : "SHA-256 " + got + " differs from the " + (pinned ? "pinned " : "recorded ") + want;
+        c.detail = got == want
+                       ? (pinned ? "pinned SHA-256" : record_origin(d))
+                       : "SHA-256 " + got + " differs from the " + (pinned ? "pinned " : "recorded ") + want;
       } else {
         c.state = FileState::Unknown;
         c.detail = "present, but no checksum is known (not fetched by emutrain)";
@@ -249,8 +254,8 @@ DatasetCheck fetch_dataset(const CatalogEntry& entry, const std::string& folder,
   DatasetCheck before = check_dataset(entry, folder);
   for (const FileCheck& f : before.files)
     if (f.state == FileState::Mismatch)
-      throw std::runtime_error(join(folder, f.path) + ": " + f.detail + " (a damaged file or another version); " +
-                               mismatch_advice(entry));
+      throw std::runtime_error(join(folder, f.path) + ": " + f.detail +
+                               " (a damaged file or another version); " + mismatch_advice(entry));
   if (before.complete()) {
     say(o, entry.name + ": " + before.summary() + " in " + folder + " (nothing to fetch)");
     return before;
@@ -273,17 +278,19 @@ DatasetCheck fetch_dataset(const CatalogEntry& entry, const std::string& folder,
       const std::string p = staging.file(s.file->path), sha = sha256_file(p);
       if (!s.file->sha256.empty()) {
         if (sha != s.file->sha256)
-          throw std::runtime_error(s.where + ": SHA-256 " + sha + " of " + s.file->path + " differs from the pinned " +
-                                   s.file->sha256 + " (damaged, or another version of the dataset); nothing was kept: "
+          throw std::runtime_error(s.where + ": SHA-256 " + sha + " of " + s.file->path +
+                                   " differs from the pinned " + s.file->sha256 +
+                                   " (damaged, or another version of the dataset); nothing was kept: "
                                    "try again, or --from a copy of the original");
         continue;
       }
       if (!s.from_archive && s.file->lines >= 0) {
         const long long lines = count_lines(p);
         if (lines != s.file->lines)
-          throw std::runtime_error(s.where + ": " + std::to_string(lines) + " lines, expected " +
-                                   std::to_string(s.file->lines) + " for " + s.file->path +
-                                   " (not the expected file); nothing was kept: check the address, or --from a copy");
+          throw std::runtime_error(
+              s.where + ": " + std::to_string(lines) + " lines, expected " + std::to_string(s.file->lines) +
+              " for " + s.file->path +
+              " (not the expected file); nothing was kept: check the address, or --from a copy");
       }
       records[s.file->path] = sha;
     }

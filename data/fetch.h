@@ -28,7 +28,7 @@ enum class FileState {
 };
 
 struct FileCheck {
-  std::string path;    // under the dataset folder
+  std::string path;  // under the dataset folder
   FileState state = FileState::Missing;
   std::string detail;  // for Mismatch: the checksums; for Recorded: how it was established
 };

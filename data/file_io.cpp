@@ -35,7 +35,8 @@ std::vector<uint8_t> read_bytes(const std::string& path, const std::string& what
   // open, and a fixed 1 MiB made every small file cost 3 MiB of fresh pages.
   std::error_code ec;
   const uintmax_t on_disk = fs::file_size(path, ec);
-  const unsigned buffer = ec ? 1u << 16 : static_cast<unsigned>(std::clamp<uintmax_t>(on_disk, 1u << 13, 1u << 20));
+  const unsigned buffer =
+      ec ? 1u << 16 : static_cast<unsigned>(std::clamp<uintmax_t>(on_disk, 1u << 13, 1u << 20));
   gzbuffer(f, buffer);
   // Read straight into the result, sized for a plain file's bytes (no copy);
   // it grows by doubling when a gzip stream inflates past that.
@@ -43,7 +44,8 @@ std::vector<uint8_t> read_bytes(const std::string& path, const std::string& what
   size_t used = 0;
   for (;;) {
     if (bytes.size() - used < buffer) bytes.resize(std::max<size_t>(2 * bytes.size(), used + buffer));
-    int n = gzread(f, bytes.data() + used, static_cast<unsigned>(std::min<size_t>(bytes.size() - used, 1u << 30)));
+    int n = gzread(f, bytes.data() + used,
+                   static_cast<unsigned>(std::min<size_t>(bytes.size() - used, 1u << 30)));
     if (n < 0) {
       int code = 0;
       std::string msg = gzerror(f, &code);
@@ -58,13 +60,15 @@ std::vector<uint8_t> read_bytes(const std::string& path, const std::string& what
   int code = 0;
   std::string msg = gzerror(f, &code);
   gzclose(f);
-  if (msg.compare(0, path.size() + 2, path + ": ") == 0) msg.erase(0, path.size() + 2);  // zlib prefixes the path
+  if (msg.compare(0, path.size() + 2, path + ": ") == 0)
+    msg.erase(0, path.size() + 2);  // zlib prefixes the path
   if (code != Z_OK && code != Z_STREAM_END)
     file_error(path, "damaged or truncated gzip data: " + msg + " (expected " + what + ")", url);
   return bytes;
 }
 
-std::vector<std::string> read_lines(const std::string& path, const std::string& what, const std::string& url) {
+std::vector<std::string> read_lines(const std::string& path, const std::string& what,
+                                    const std::string& url) {
   std::vector<uint8_t> bytes = read_bytes(path, what, url);
   std::vector<std::string> lines;
   size_t start = 0;

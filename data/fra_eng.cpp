@@ -20,7 +20,10 @@ struct TokenPair {
 }  // namespace
 
 FraEngDataset::FraEngDataset(std::string name, std::vector<Pair> pairs, Vocab src_vocab, Vocab tgt_vocab)
-    : name_(std::move(name)), pairs_(std::move(pairs)), src_vocab_(std::move(src_vocab)), tgt_vocab_(std::move(tgt_vocab)) {}
+    : name_(std::move(name)),
+      pairs_(std::move(pairs)),
+      src_vocab_(std::move(src_vocab)),
+      tgt_vocab_(std::move(tgt_vocab)) {}
 
 Batch FraEngDataset::get(const std::vector<int64_t>& indices, uint64_t, int64_t) const {
   const int64_t n = static_cast<int64_t>(indices.size());
@@ -33,7 +36,8 @@ Batch FraEngDataset::get(const std::vector<int64_t>& indices, uint64_t, int64_t)
     s_len = std::max<int64_t>(s_len, static_cast<int64_t>(p.src.size()) + 1);
     t_len = std::max<int64_t>(t_len, static_cast<int64_t>(p.tgt.size()) + 1);
   }
-  Tensor src = Tensor::zeros({n, s_len}), tgt_in = Tensor::zeros({n, t_len}), tgt_out = Tensor::zeros({n, t_len});
+  Tensor src = Tensor::zeros({n, s_len}), tgt_in = Tensor::zeros({n, t_len}),
+         tgt_out = Tensor::zeros({n, t_len});
   Tensor src_len = Tensor::zeros({n}), tgt_len = Tensor::zeros({n});
   for (int64_t i = 0; i < n; ++i) {
     const Pair& p = pairs_[static_cast<size_t>(indices[static_cast<size_t>(i)])];
@@ -68,15 +72,20 @@ std::map<std::string, int64_t> FraEngDataset::meta() const {
     ms = std::max<int64_t>(ms, static_cast<int64_t>(p.src.size()) + 1);
     mt = std::max<int64_t>(mt, static_cast<int64_t>(p.tgt.size()) + 1);
   }
-  return {{"src_vocab", src_vocab_.size()}, {"tgt_vocab", tgt_vocab_.size()}, {"pad_id", kPadId},
-          {"bos_id", kBosId},              {"eos_id", kEosId},              {"unk_id", kUnkId},
-          {"max_src_len", ms},             {"max_tgt_len", mt}};
+  return {{"src_vocab", src_vocab_.size()},
+          {"tgt_vocab", tgt_vocab_.size()},
+          {"pad_id", kPadId},
+          {"bos_id", kBosId},
+          {"eos_id", kEosId},
+          {"unk_id", kUnkId},
+          {"max_src_len", ms},
+          {"max_tgt_len", mt}};
 }
 
 std::string FraEngDataset::describe() const {
   auto m = meta();
-  return name_ + ", " + std::to_string(size()) + " pairs, vocabularies " + std::to_string(m["src_vocab"]) + " / " +
-         std::to_string(m["tgt_vocab"]) + ", longest " + std::to_string(m["max_src_len"]) + " / " +
+  return name_ + ", " + std::to_string(size()) + " pairs, vocabularies " + std::to_string(m["src_vocab"]) +
+         " / " + std::to_string(m["tgt_vocab"]) + ", longest " + std::to_string(m["max_src_len"]) + " / " +
          std::to_string(m["max_tgt_len"]) + " ids";
 }
 
@@ -109,23 +118,27 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
       p.src = tokenize(normalize_sentence(o.reverse ? fr : en, o.tokens), o.tokens);
       p.tgt = tokenize(normalize_sentence(o.reverse ? en : fr, o.tokens), o.tokens);
     } catch (const std::invalid_argument& e) {
-      file_error(path, "line " + std::to_string(ln + 1) + ": " + e.what() + " (expected " + kWhat + ")", kFraEngUrl);
+      file_error(path, "line " + std::to_string(ln + 1) + ": " + e.what() + " (expected " + kWhat + ")",
+                 kFraEngUrl);
     }
     if (p.src.empty() || p.tgt.empty()) continue;
-    if (o.max_tokens > 0 &&
-        (static_cast<int64_t>(p.src.size()) > o.max_tokens || static_cast<int64_t>(p.tgt.size()) > o.max_tokens))
+    if (o.max_tokens > 0 && (static_cast<int64_t>(p.src.size()) > o.max_tokens ||
+                             static_cast<int64_t>(p.tgt.size()) > o.max_tokens))
       continue;
     pairs.push_back(std::move(p));
     if (o.max_pairs > 0 && static_cast<int64_t>(pairs.size()) == o.max_pairs) break;
   }
   const int64_t n = static_cast<int64_t>(pairs.size());
-  if (n == 0) file_error(path, "no sentence pairs left after filtering (expected " + std::string(kWhat) + ")", kFraEngUrl);
+  if (n == 0)
+    file_error(path, "no sentence pairs left after filtering (expected " + std::string(kWhat) + ")",
+               kFraEngUrl);
 
   const int64_t n_test = static_cast<int64_t>(std::floor(o.test_fraction * static_cast<double>(n)));
   const int64_t n_val = static_cast<int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
   std::vector<int64_t> perm = philox_permutation(n, o.split_seed, data_stream(DataDraw::Split, 0));
   std::vector<uint8_t> part(static_cast<size_t>(n), 0);  // 0 train, 1 val, 2 test
-  for (int64_t i = 0; i < n_test + n_val; ++i) part[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i < n_test ? 2 : 1;
+  for (int64_t i = 0; i < n_test + n_val; ++i)
+    part[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i < n_test ? 2 : 1;
   const uint8_t want = o.split == "train" ? 0 : o.split == "val" ? 1 : 2;
 
   std::vector<std::vector<std::string>> train_src, train_tgt;
@@ -147,7 +160,8 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
   }
   std::string name = std::string(o.reverse ? "fra->eng " : "eng->fra ") + o.split + " (" +
                      (o.tokens == TokenKind::Word ? "word" : "char") + " tokens)";
-  return std::make_unique<FraEngDataset>(name, std::move(encoded), std::move(src_vocab), std::move(tgt_vocab));
+  return std::make_unique<FraEngDataset>(name, std::move(encoded), std::move(src_vocab),
+                                         std::move(tgt_vocab));
 }
 
 }  // namespace emu::data

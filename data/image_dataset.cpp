@@ -46,17 +46,22 @@ Batch ImageDataset::get(const std::vector<int64_t>& indices, uint64_t seed, int6
 }
 
 std::map<std::string, int64_t> ImageDataset::meta() const {
-  return {{"classes", classes_}, {"channels", shape_.channels}, {"height", shape_.height}, {"width", shape_.width}};
+  return {{"classes", classes_},
+          {"channels", shape_.channels},
+          {"height", shape_.height},
+          {"width", shape_.width}};
 }
 
 std::string ImageDataset::describe() const {
   return name_ + ", " + std::to_string(size()) + " images " + std::to_string(shape_.channels) + "x" +
-         std::to_string(shape_.height) + "x" + std::to_string(shape_.width) + ", " + std::to_string(classes_) +
-         " classes, normalised " + normalize_.describe() + ", " + augment_.describe();
+         std::to_string(shape_.height) + "x" + std::to_string(shape_.width) + ", " +
+         std::to_string(classes_) + " classes, normalised " + normalize_.describe() + ", " +
+         augment_.describe();
 }
 
-InMemoryImages::InMemoryImages(std::string name, ImageShape shape, int64_t classes, std::vector<uint8_t> pixels,
-                               std::vector<uint8_t> labels, PixelNormalize normalize, ImageAugment augment)
+InMemoryImages::InMemoryImages(std::string name, ImageShape shape, int64_t classes,
+                               std::vector<uint8_t> pixels, std::vector<uint8_t> labels,
+                               PixelNormalize normalize, ImageAugment augment)
     : ImageDataset(std::move(name), shape, classes, std::move(normalize), augment),
       pixels_(std::move(pixels)),
       labels_(std::move(labels)) {

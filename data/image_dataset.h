@@ -21,7 +21,8 @@ struct ImageShape {
 
 class ImageDataset : public Dataset {
  public:
-  ImageDataset(std::string name, ImageShape shape, int64_t classes, PixelNormalize normalize, ImageAugment augment);
+  ImageDataset(std::string name, ImageShape shape, int64_t classes, PixelNormalize normalize,
+               ImageAugment augment);
 
   Batch get(const std::vector<int64_t>& indices, uint64_t seed, int64_t epoch) const override;
   // classes, channels, height, width

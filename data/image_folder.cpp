@@ -39,7 +39,8 @@ const char* kWhat = "a PNG or JPEG image";
 }  // namespace
 
 ImageFolderDataset::ImageFolderDataset(const ImageFolderOptions& options, std::vector<std::string> files,
-                                       std::vector<int64_t> labels, std::vector<std::string> classes, ImageShape shape)
+                                       std::vector<int64_t> labels, std::vector<std::string> classes,
+                                       ImageShape shape)
     : ImageDataset("image folder " + join_path(options.root, options.split), shape,
                    static_cast<int64_t>(classes.size()), options.normalize, options.augment),
       files_(std::move(files)),
@@ -51,11 +52,15 @@ void ImageFolderDataset::pixels(int64_t index, uint8_t* out) const {
   const ImageShape& s = shape();
   int w = 0, h = 0, c = 0;
   stbi_uc* data = stbi_load(path.c_str(), &w, &h, &c, static_cast<int>(s.channels));
-  if (data == nullptr) file_error(path, std::string("cannot decode: ") + stbi_failure_reason() + " (expected " + kWhat + ")", "");
+  if (data == nullptr)
+    file_error(path, std::string("cannot decode: ") + stbi_failure_reason() + " (expected " + kWhat + ")",
+               "");
   if (w != s.width || h != s.height) {
     stbi_image_free(data);
-    file_error(path, "image is " + std::to_string(w) + "x" + std::to_string(h) + " (width x height), the dataset's " +
-                         std::to_string(s.width) + "x" + std::to_string(s.height) + "; images must all be one size",
+    file_error(path,
+               "image is " + std::to_string(w) + "x" + std::to_string(h) +
+                   " (width x height), the dataset's " + std::to_string(s.width) + "x" +
+                   std::to_string(s.height) + "; images must all be one size",
                "");
   }
   // stb_image gives (H, W, C) interleaved; the batch wants (C, H, W) planes.
@@ -67,13 +72,16 @@ void ImageFolderDataset::pixels(int64_t index, uint8_t* out) const {
 
 std::unique_ptr<ImageFolderDataset> load_image_folder(const ImageFolderOptions& options) {
   if (options.channels != 1 && options.channels != 3)
-    throw std::invalid_argument("image folder: channels must be 1 or 3, got " + std::to_string(options.channels));
+    throw std::invalid_argument("image folder: channels must be 1 or 3, got " +
+                                std::to_string(options.channels));
   std::string class_root = join_path(options.root, "train");
   std::string split_root = join_path(options.root, options.split);
   if (!dir_exists(class_root))
-    file_error(class_root, "folder not found (expected one sub-folder per class holding PNG/JPEG images)", "");
+    file_error(class_root, "folder not found (expected one sub-folder per class holding PNG/JPEG images)",
+               "");
   if (!dir_exists(split_root))
-    file_error(split_root, "folder not found (expected one sub-folder per class holding PNG/JPEG images)", "");
+    file_error(split_root, "folder not found (expected one sub-folder per class holding PNG/JPEG images)",
+               "");
   std::vector<std::string> classes = list_dir(class_root, true);
   if (classes.empty()) file_error(class_root, "no class sub-folders (expected <class>/<image files>)", "");
 
@@ -84,8 +92,9 @@ std::unique_ptr<ImageFolderDataset> load_image_folder(const ImageFolderOptions& 
     for (size_t k = 0; k < classes.size(); ++k)
       if (classes[k] == cls) label = static_cast<int64_t>(k);
     if (label < 0)
-      file_error(join_path(split_root, cls), "class folder not present in " + class_root + " (classes: " +
-                                                 std::to_string(classes.size()) + " there)",
+      file_error(join_path(split_root, cls),
+                 "class folder not present in " + class_root +
+                     " (classes: " + std::to_string(classes.size()) + " there)",
                  "");
     std::string dir = join_path(split_root, cls);
     for (const std::string& name : list_dir(dir, false)) {
@@ -101,20 +110,22 @@ std::unique_ptr<ImageFolderDataset> load_image_folder(const ImageFolderOptions& 
   for (size_t i = 0; i < files.size(); ++i) {
     int w = 0, h = 0, c = 0;
     if (!stbi_info(files[i].c_str(), &w, &h, &c))
-      file_error(files[i], std::string("not a readable image: ") + stbi_failure_reason() + " (expected " + kWhat + ")",
+      file_error(files[i],
+                 std::string("not a readable image: ") + stbi_failure_reason() + " (expected " + kWhat + ")",
                  "");
     if (i == 0) {
       shape.width = w;
       shape.height = h;
     } else if (w != shape.width || h != shape.height) {
-      file_error(files[i], "image is " + std::to_string(w) + "x" + std::to_string(h) + " (width x height) but " +
-                               files[0] + " is " + std::to_string(shape.width) + "x" + std::to_string(shape.height) +
-                               "; images must all be one size (resize them beforehand)",
+      file_error(files[i],
+                 "image is " + std::to_string(w) + "x" + std::to_string(h) + " (width x height) but " +
+                     files[0] + " is " + std::to_string(shape.width) + "x" + std::to_string(shape.height) +
+                     "; images must all be one size (resize them beforehand)",
                  "");
     }
   }
-  return std::make_unique<ImageFolderDataset>(options, std::move(files), std::move(labels), std::move(classes),
-                                              shape);
+  return std::make_unique<ImageFolderDataset>(options, std::move(files), std::move(labels),
+                                              std::move(classes), shape);
 }
 
 }  // namespace emu::data

@@ -26,8 +26,8 @@ struct ImageFolderOptions {
 
 class ImageFolderDataset : public ImageDataset {
  public:
-  ImageFolderDataset(const ImageFolderOptions& options, std::vector<std::string> files, std::vector<int64_t> labels,
-                     std::vector<std::string> classes, ImageShape shape);
+  ImageFolderDataset(const ImageFolderOptions& options, std::vector<std::string> files,
+                     std::vector<int64_t> labels, std::vector<std::string> classes, ImageShape shape);
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
   void pixels(int64_t index, uint8_t* out) const override;
   int64_t label(int64_t index) const override { return labels_[static_cast<size_t>(index)]; }

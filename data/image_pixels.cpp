@@ -14,7 +14,8 @@ std::vector<float> PixelNormalize::table(int64_t channels) const {
   for (int64_t c = 0; c < channels; ++c)
     for (int p = 0; p < 256; ++p) {
       float x = fp32::div(static_cast<float>(p), 255.0f);
-      if (!mean.empty()) x = fp32::div(fp32::sub(x, mean[static_cast<size_t>(c)]), std[static_cast<size_t>(c)]);
+      if (!mean.empty())
+        x = fp32::div(fp32::sub(x, mean[static_cast<size_t>(c)]), std[static_cast<size_t>(c)]);
       t[static_cast<size_t>(c * 256 + p)] = x;
     }
   return t;
@@ -23,8 +24,9 @@ std::vector<float> PixelNormalize::table(int64_t channels) const {
 void PixelNormalize::check(int64_t channels, const std::string& what) const {
   if (mean.empty() && std.empty()) return;
   if (static_cast<int64_t>(mean.size()) != channels || static_cast<int64_t>(std.size()) != channels)
-    throw std::invalid_argument(what + ": mean and std need one value per channel (" + std::to_string(channels) +
-                                "), got " + std::to_string(mean.size()) + " and " + std::to_string(std.size()));
+    throw std::invalid_argument(what + ": mean and std need one value per channel (" +
+                                std::to_string(channels) + "), got " + std::to_string(mean.size()) + " and " +
+                                std::to_string(std.size()));
   for (float s : std)
     if (!(s != 0.0f)) throw std::invalid_argument(what + ": std must be non-zero");
 }

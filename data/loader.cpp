@@ -8,11 +8,18 @@
 
 namespace emu::data {
 
-DataLoader::DataLoader(const Dataset& dataset, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed,
-                       int workers)
-    : dataset_(dataset), batch_size_(batch_size), shuffle_(shuffle), drop_last_(drop_last), seed_(seed), workers_(workers) {
-  if (batch_size < 1) throw std::invalid_argument("DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
-  if (workers < 0) throw std::invalid_argument("DataLoader: workers must be >= 0, got " + std::to_string(workers));
+DataLoader::DataLoader(const Dataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
+                       uint64_t seed, int workers)
+    : dataset_(dataset),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
+      drop_last_(drop_last),
+      seed_(seed),
+      workers_(workers) {
+  if (batch_size < 1)
+    throw std::invalid_argument("DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (workers < 0)
+    throw std::invalid_argument("DataLoader: workers must be >= 0, got " + std::to_string(workers));
 }
 
 DataLoader::~DataLoader() { stop_workers(); }
@@ -32,8 +39,8 @@ std::vector<int64_t> DataLoader::epoch_order(int64_t size, bool shuffle, uint64_
 std::vector<int64_t> DataLoader::batch_indices(int64_t b) const {
   if (!started_) throw std::logic_error("DataLoader: start_epoch() before asking for batches");
   if (b < 0 || b >= end_)
-    throw std::out_of_range("DataLoader: batch " + std::to_string(b) + " out of range (" + std::to_string(end_) +
-                            " batches per epoch)");
+    throw std::out_of_range("DataLoader: batch " + std::to_string(b) + " out of range (" +
+                            std::to_string(end_) + " batches per epoch)");
   int64_t begin = b * batch_size_;
   int64_t stop = std::min<int64_t>(begin + batch_size_, static_cast<int64_t>(order_.size()));
   return std::vector<int64_t>(order_.begin() + begin, order_.begin() + stop);
@@ -72,7 +79,8 @@ void DataLoader::start_epoch(int64_t epoch, int64_t first_batch) {
   started_ = true;
   next_out_ = first_batch;
   next_claim_ = first_batch;
-  for (int w = 0; w < workers_ && w < end_ - first_batch; ++w) threads_.emplace_back([this] { worker_loop(); });
+  for (int w = 0; w < workers_ && w < end_ - first_batch; ++w)
+    threads_.emplace_back([this] { worker_loop(); });
 }
 
 void DataLoader::worker_loop() {

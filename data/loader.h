@@ -32,7 +32,8 @@ namespace emu::data {
 class DataLoader {
  public:
   // The dataset must outlive the loader.
-  DataLoader(const Dataset& dataset, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed, int workers);
+  DataLoader(const Dataset& dataset, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed,
+             int workers);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;

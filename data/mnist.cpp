@@ -11,7 +11,8 @@ namespace emu::data {
 namespace {
 
 uint32_t be32(const std::vector<uint8_t>& b, size_t at) {
-  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) | uint32_t{b[at + 3]};
+  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) |
+         uint32_t{b[at + 3]};
 }
 
 // <root>/<name>.gz, else <root>/<name>; neither: an error naming both.
@@ -36,13 +37,14 @@ std::vector<uint8_t> read_idx(const std::string& path, uint32_t magic, int ndims
   std::vector<uint8_t> bytes = read_bytes(path, what, kMnistUrl);
   size_t header = 4 + 4 * static_cast<size_t>(ndims);
   if (bytes.size() < 4)
-    file_error(path, "truncated: " + std::to_string(bytes.size()) + " bytes, no IDX header (expected " + what + ")",
+    file_error(path,
+               "truncated: " + std::to_string(bytes.size()) + " bytes, no IDX header (expected " + what + ")",
                kMnistUrl);
   if (be32(bytes, 0) != magic)
-    file_error(path, "bad magic number " + hex32(be32(bytes, 0)) + ", expected " + hex32(magic) + " (" + what + ")",
+    file_error(path,
+               "bad magic number " + hex32(be32(bytes, 0)) + ", expected " + hex32(magic) + " (" + what + ")",
                kMnistUrl);
-  if (bytes.size() < header)
-    file_error(path, "truncated IDX header (expected " + what + ")", kMnistUrl);
+  if (bytes.size() < header) file_error(path, "truncated IDX header (expected " + what + ")", kMnistUrl);
   dims.clear();
   std::string announced;
   for (int d = 0; d < ndims; ++d) {
@@ -67,8 +69,9 @@ std::vector<uint8_t> read_idx(const std::string& path, uint32_t magic, int ndims
                    std::to_string(bytes.size() - header) + " (expected " + what + ")",
                kMnistUrl);
   if (bytes.size() - header > static_cast<size_t>(payload))
-    file_error(path, "has " + std::to_string(bytes.size() - header - payload) + " bytes after the data (expected " +
-                         what + ")",
+    file_error(path,
+               "has " + std::to_string(bytes.size() - header - payload) + " bytes after the data (expected " +
+                   what + ")",
                kMnistUrl);
   return std::vector<uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
 }
@@ -79,7 +82,8 @@ std::unique_ptr<ImageDataset> load_mnist(const MnistOptions& options) {
   if (options.set != "train" && options.set != "t10k")
     throw std::invalid_argument("MNIST set must be 'train' or 't10k', got '" + options.set + "'");
   if (options.pad < 0) throw std::invalid_argument("MNIST pad must be >= 0");
-  const std::string images_what = "MNIST images, IDX magic 0x00000803, int32 count/rows/cols, then pixel bytes";
+  const std::string images_what =
+      "MNIST images, IDX magic 0x00000803, int32 count/rows/cols, then pixel bytes";
   const std::string labels_what = "MNIST labels, IDX magic 0x00000801, int32 count, then label bytes 0..9";
   std::string images_path = idx_path(options.root, options.set + "-images-idx3-ubyte", images_what);
   std::string labels_path = idx_path(options.root, options.set + "-labels-idx1-ubyte", labels_what);
@@ -90,11 +94,13 @@ std::unique_ptr<ImageDataset> load_mnist(const MnistOptions& options) {
   const int64_t n = idims[0], rows = idims[1], cols = idims[2];
   if (ldims[0] != n)
     file_error(labels_path,
-               "has " + std::to_string(ldims[0]) + " labels but " + images_path + " has " + std::to_string(n) + " images",
+               "has " + std::to_string(ldims[0]) + " labels but " + images_path + " has " +
+                   std::to_string(n) + " images",
                kMnistUrl);
   for (size_t i = 0; i < labels.size(); ++i)
     if (labels[i] > 9)
-      file_error(labels_path, "label " + std::to_string(i) + " is " + std::to_string(labels[i]) + " (expected 0..9)",
+      file_error(labels_path,
+                 "label " + std::to_string(i) + " is " + std::to_string(labels[i]) + " (expected 0..9)",
                  kMnistUrl);
 
   // An image side is bounded before any product of sizes is formed: a header of zero images may
@@ -117,8 +123,8 @@ std::unique_ptr<ImageDataset> load_mnist(const MnistOptions& options) {
               images[static_cast<size_t>((i * rows + y) * cols + x)];
     images = std::move(padded);
   }
-  return std::make_unique<InMemoryImages>("MNIST " + options.set, shape, 10, std::move(images), std::move(labels),
-                                          options.normalize, options.augment);
+  return std::make_unique<InMemoryImages>("MNIST " + options.set, shape, 10, std::move(images),
+                                          std::move(labels), options.normalize, options.augment);
 }
 
 }  // namespace emu::data

@@ -14,7 +14,7 @@
 namespace emu::data {
 
 struct MnistOptions {
-  std::string root;         // the folder holding the IDX files
+  std::string root;          // the folder holding the IDX files
   std::string set = "t10k";  // "train" or "t10k"
   PixelNormalize normalize = mnist_normalize();
   ImageAugment augment;

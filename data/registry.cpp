@@ -36,8 +36,8 @@ const std::vector<std::string> kAugmentKeys = {"crop_padding", "hflip"};
 // files, augmented or not.
 using ExampleSource = std::function<std::unique_ptr<Dataset>(const ConfigSection&, const std::string& root,
                                                              bool train_set, bool augment)>;
-using WholeFactory =
-    std::function<std::unique_ptr<Dataset>(const ConfigSection&, const std::string& root, const std::string& split)>;
+using WholeFactory = std::function<std::unique_ptr<Dataset>(const ConfigSection&, const std::string& root,
+                                                            const std::string& split)>;
 
 struct TypeEntry {
   std::string name;
@@ -62,7 +62,8 @@ ImageAugment read_augment(const ConfigSection& cfg) {
 PixelNormalize read_normalize(const ConfigSection& cfg, PixelNormalize fallback, int64_t channels) {
   PixelNormalize n = cfg.get_bool("normalize", true) ? std::move(fallback) : PixelNormalize{};
   if (cfg.has("mean") || cfg.has("std")) {
-    if (!cfg.has("mean") || !cfg.has("std")) cfg.fail(cfg.has("mean") ? "std" : "mean", "mean and std go together");
+    if (!cfg.has("mean") || !cfg.has("std"))
+      cfg.fail(cfg.has("mean") ? "std" : "mean", "mean and std go together");
     n.mean = cfg.get_float_list("mean");
     n.std = cfg.get_float_list("std");
   }
@@ -70,7 +71,8 @@ PixelNormalize read_normalize(const ConfigSection& cfg, PixelNormalize fallback,
   return n;
 }
 
-std::unique_ptr<Dataset> cifar10_source(const ConfigSection& cfg, const std::string& root, bool train_set, bool augment) {
+std::unique_ptr<Dataset> cifar10_source(const ConfigSection& cfg, const std::string& root, bool train_set,
+                                        bool augment) {
   Cifar10Options o;
   o.root = root;
   o.normalize = read_normalize(cfg, cifar10_normalize(), 3);
@@ -79,7 +81,8 @@ std::unique_ptr<Dataset> cifar10_source(const ConfigSection& cfg, const std::str
   return load_cifar10(o, train_set);
 }
 
-std::unique_ptr<Dataset> mnist_source(const ConfigSection& cfg, const std::string& root, bool train_set, bool augment) {
+std::unique_ptr<Dataset> mnist_source(const ConfigSection& cfg, const std::string& root, bool train_set,
+                                      bool augment) {
   MnistOptions o;
   o.root = root;
   o.set = train_set ? cfg.get_choice("train_source", "train", {"train", "t10k"})
@@ -92,13 +95,14 @@ std::unique_ptr<Dataset> mnist_source(const ConfigSection& cfg, const std::strin
   return load_mnist(o);
 }
 
-std::unique_ptr<Dataset> image_folder_source(const ConfigSection& cfg, const std::string& root, bool train_set,
-                                             bool augment) {
+std::unique_ptr<Dataset> image_folder_source(const ConfigSection& cfg, const std::string& root,
+                                             bool train_set, bool augment) {
   ImageFolderOptions o;
   o.root = root;
   o.split = train_set ? "train" : "test";
   o.channels = cfg.get_int("channels", 3);
-  if (o.channels != 1 && o.channels != 3) cfg.fail("channels", "must be 1 or 3, got " + std::to_string(o.channels));
+  if (o.channels != 1 && o.channels != 3)
+    cfg.fail("channels", "must be 1 or 3, got " + std::to_string(o.channels));
   o.normalize = read_normalize(cfg, PixelNormalize{}, o.channels);
   ImageAugment aug = read_augment(cfg);  // checked even where unused
   if (augment) o.augment = aug;
@@ -112,10 +116,12 @@ std::unique_ptr<Dataset> ucr_source(const ConfigSection& cfg, const std::string&
   return load_ucr(o, train_set);
 }
 
-std::unique_ptr<Dataset> cora_whole(const ConfigSection& cfg, const std::string& root, const std::string& split) {
+std::unique_ptr<Dataset> cora_whole(const ConfigSection& cfg, const std::string& root,
+                                    const std::string& split) {
   CoraOptions o;
   o.root = root;
-  o.row_normalize = cfg.get_choice("features", "row_normalized", {"row_normalized", "raw"}) == "row_normalized";
+  o.row_normalize =
+      cfg.get_choice("features", "row_normalized", {"row_normalized", "raw"}) == "row_normalized";
   o.split_seed = static_cast<uint64_t>(cfg.get_int("split_seed", 0));
   o.train_per_class = cfg.get_int("train_per_class", 20);
   o.val_size = cfg.get_int("val_size", 500);
@@ -126,7 +132,8 @@ std::unique_ptr<Dataset> cora_whole(const ConfigSection& cfg, const std::string&
   return load_cora(o);
 }
 
-std::unique_ptr<Dataset> fra_eng_whole(const ConfigSection& cfg, const std::string& root, const std::string& split) {
+std::unique_ptr<Dataset> fra_eng_whole(const ConfigSection& cfg, const std::string& root,
+                                       const std::string& split) {
   FraEngOptions o;
   o.root = root;
   o.tokens = cfg.get_choice("tokens", "word", {"word", "char"}) == "word" ? TokenKind::Word : TokenKind::Char;
@@ -140,12 +147,14 @@ std::unique_ptr<Dataset> fra_eng_whole(const ConfigSection& cfg, const std::stri
   o.max_vocab = cfg.get_int("max_vocab", 0);
   for (const char* k : {"max_tokens", "max_pairs", "min_freq", "max_vocab"})
     if (cfg.get_int(k, 0) < 0) cfg.fail(k, "must be >= 0");
-  if (o.max_vocab != 0 && o.max_vocab < 5) cfg.fail("max_vocab", "must be 0 (no limit) or >= 5 (4 special tokens + 1)");
+  if (o.max_vocab != 0 && o.max_vocab < 5)
+    cfg.fail("max_vocab", "must be 0 (no limit) or >= 5 (4 special tokens + 1)");
   for (const char* k : {"test_fraction", "val_fraction"}) {
     double f = cfg.get_double(k, 0);
     if (!(f >= 0 && f < 1)) cfg.fail(k, "must be in [0, 1)");
   }
-  if (!(o.test_fraction + o.val_fraction < 1)) cfg.fail("val_fraction", "test_fraction + val_fraction must be below 1");
+  if (!(o.test_fraction + o.val_fraction < 1))
+    cfg.fail("val_fraction", "test_fraction + val_fraction must be below 1");
   if (split == "val" && o.val_fraction == 0) return nullptr;
   o.split = split;
   return load_fra_eng(o);
@@ -162,17 +171,25 @@ const std::vector<TypeEntry>& type_table() {
                  with_split_keys({"augment", "normalize", "mean", "std"}), cifar10_source, nullptr});
     t.push_back({"image_folder", "", "train/<class>/*.png|jpg and test/<class>/*.png|jpg",
                  with_split_keys({"channels", "augment", "mean", "std"}), image_folder_source, nullptr});
-    t.push_back({"mnist", "mnist", "<train|t10k>-images-idx3-ubyte[.gz] and -labels-idx1-ubyte[.gz]",
-                 with_split_keys({"train_source", "test_source", "pad", "augment", "normalize", "mean", "std"}),
-                 mnist_source, nullptr});
+    t.push_back(
+        {"mnist", "mnist", "<train|t10k>-images-idx3-ubyte[.gz] and -labels-idx1-ubyte[.gz]",
+         with_split_keys({"train_source", "test_source", "pad", "augment", "normalize", "mean", "std"}),
+         mnist_source, nullptr});
     t.push_back({"ucr", "ucr", "<name>_TRAIN.tsv and <name>_TEST.tsv (or <name>/ holding them)",
                  with_split_keys({"name"}), ucr_source, nullptr});
-    t.push_back({"cora", "cora", "cora.content and cora.cites",
-                 {"features", "split_seed", "train_per_class", "val_size", "test_size"}, nullptr, cora_whole});
-    t.push_back({"fra_eng", "fra-eng", "fra.txt",
-                 {"tokens", "reverse", "max_tokens", "max_pairs", "test_fraction", "val_fraction", "split_seed",
-                  "min_freq", "max_vocab"},
-                 nullptr, fra_eng_whole});
+    t.push_back({"cora",
+                 "cora",
+                 "cora.content and cora.cites",
+                 {"features", "split_seed", "train_per_class", "val_size", "test_size"},
+                 nullptr,
+                 cora_whole});
+    t.push_back({"fra_eng",
+                 "fra-eng",
+                 "fra.txt",
+                 {"tokens", "reverse", "max_tokens", "max_pairs", "test_fraction", "val_fraction",
+                  "split_seed", "min_freq", "max_vocab"},
+                 nullptr,
+                 fra_eng_whole});
     return t;
   }();
   return table;
@@ -230,16 +247,16 @@ std::unique_ptr<Dataset> example_split(const ConfigSection& cfg, const TypeEntry
       cfg.fail("val_size", std::to_string(val_size) + " leaves no training examples (the training set has " +
                                std::to_string(m) + ")");
     std::vector<int64_t> perm = philox_permutation(m, split_seed, data_stream(DataDraw::Split, 0));
-    std::vector<int64_t> chosen =
-        split == "val" ? std::vector<int64_t>(perm.begin(), perm.begin() + val_size)
-                       : std::vector<int64_t>(perm.begin() + val_size, perm.end());
+    std::vector<int64_t> chosen = split == "val" ? std::vector<int64_t>(perm.begin(), perm.begin() + val_size)
+                                                 : std::vector<int64_t>(perm.begin() + val_size, perm.end());
     std::sort(chosen.begin(), chosen.end());
     for (int64_t& c : chosen) c = idx[static_cast<size_t>(c)];
     idx = std::move(chosen);
     what += split == "val" ? ", held out by val_size" : ", without the val_size held out";
   }
   if (static_cast<int64_t>(idx.size()) == base->size()) return base;  // the whole set
-  return std::make_unique<SubsetDataset>(std::shared_ptr<const Dataset>(std::move(base)), std::move(idx), what);
+  return std::make_unique<SubsetDataset>(std::shared_ptr<const Dataset>(std::move(base)), std::move(idx),
+                                         what);
 }
 
 std::vector<std::string> all_keys(const TypeEntry& e) {
@@ -257,12 +274,15 @@ std::vector<std::string> dataset_types() {
   return names;
 }
 
-std::vector<std::string> trainer_data_keys() { return {"batch_size", "eval_batch_size", "workers", "shuffle", "drop_last"}; }
+std::vector<std::string> trainer_data_keys() {
+  return {"batch_size", "eval_batch_size", "workers", "shuffle", "drop_last"};
+}
 
 std::vector<std::string> dataset_keys(const std::string& type) {
   for (const auto& e : type_table())
     if (e.name == type) return all_keys(e);
-  throw std::invalid_argument("unknown dataset type '" + type + "' (allowed: " + join_names(dataset_types()) + ")");
+  throw std::invalid_argument("unknown dataset type '" + type + "' (allowed: " + join_names(dataset_types()) +
+                              ")");
 }
 
 std::unique_ptr<Dataset> make_dataset(const YAML::Node& data_section, const std::string& split,

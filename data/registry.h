@@ -14,11 +14,11 @@
 // Unknown keys and types are errors naming the key path and the allowed names.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "data/dataset.h"
 

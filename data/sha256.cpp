@@ -49,7 +49,8 @@ Sha256::Sha256() { std::memcpy(h_, kInit, sizeof h_); }
 void Sha256::compress(const uint8_t* block) {
   uint32_t w[64];
   for (int t = 0; t < 16; ++t) w[t] = load_be32(block + 4 * t);
-  for (int t = 16; t < 64; ++t) w[t] = small_sigma1(w[t - 2]) + w[t - 7] + small_sigma0(w[t - 15]) + w[t - 16];
+  for (int t = 16; t < 64; ++t)
+    w[t] = small_sigma1(w[t - 2]) + w[t - 7] + small_sigma0(w[t - 15]) + w[t - 16];
   uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
   for (int t = 0; t < 64; ++t) {
     uint32_t t1 = h + big_sigma1(e) + ch(e, f, g) + kRound[t] + w[t];
@@ -129,7 +130,8 @@ std::string sha256_file(const std::string& path) {
     if (n < chunk.size()) {
       // A short read is either the end of the file or an error; only
       // ferror tells which (errno is meaningful only in the latter case).
-      if (std::ferror(f.get())) throw std::runtime_error(path + ": read error (" + std::strerror(errno) + ")");
+      if (std::ferror(f.get()))
+        throw std::runtime_error(path + ": read error (" + std::strerror(errno) + ")");
       break;
     }
   }

@@ -25,9 +25,9 @@ class Sha256 {
 
   uint32_t h_[8];
   uint8_t block_[64];
-  size_t buffered_ = 0;     // bytes waiting in block_
-  uint64_t length_ = 0;     // message length so far, in bytes
-  std::string digest_;      // set once finished
+  size_t buffered_ = 0;  // bytes waiting in block_
+  uint64_t length_ = 0;  // message length so far, in bytes
+  std::string digest_;   // set once finished
 };
 
 std::string sha256_hex(const void* data, size_t n);

@@ -4,7 +4,8 @@
 
 namespace emu::data {
 
-SubsetDataset::SubsetDataset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices, std::string what)
+SubsetDataset::SubsetDataset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices,
+                             std::string what)
     : base_(std::move(base)), indices_(std::move(indices)), what_(std::move(what)) {
   for (int64_t i : indices_)
     if (i < 0 || i >= base_->size())

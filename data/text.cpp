@@ -9,12 +9,24 @@ namespace {
 
 char32_t map_code_point(char32_t cp) {
   switch (cp) {
-    case U'\t': case 0x00A0: case 0x202F: case 0x2009: case 0x2007: return U' ';
-    case 0x2019: case 0x2018: return U'\'';
-    case 0x201C: case 0x201D: return U'"';
-    case 0x0152: return 0x0153;  // Œ -> œ
-    case 0x0178: return 0x00FF;  // Ÿ -> ÿ
-    default: break;
+    case U'\t':
+    case 0x00A0:
+    case 0x202F:
+    case 0x2009:
+    case 0x2007:
+      return U' ';
+    case 0x2019:
+    case 0x2018:
+      return U'\'';
+    case 0x201C:
+    case 0x201D:
+      return U'"';
+    case 0x0152:
+      return 0x0153;  // Œ -> œ
+    case 0x0178:
+      return 0x00FF;  // Ÿ -> ÿ
+    default:
+      break;
   }
   if (cp >= U'A' && cp <= U'Z') return cp + 0x20;
   if (cp >= 0x00C0 && cp <= 0x00DE && cp != 0x00D7) return cp + 0x20;
@@ -23,9 +35,21 @@ char32_t map_code_point(char32_t cp) {
 
 bool is_split_punctuation(char32_t cp) {
   switch (cp) {
-    case U'.': case U',': case U'!': case U'?': case U';': case U':': case U'"': case U'(': case U')':
-    case 0x00AB: case 0x00BB: case 0x2026: return true;
-    default: return false;
+    case U'.':
+    case U',':
+    case U'!':
+    case U'?':
+    case U';':
+    case U':':
+    case U'"':
+    case U'(':
+    case U')':
+    case 0x00AB:
+    case 0x00BB:
+    case 0x2026:
+      return true;
+    default:
+      return false;
   }
 }
 

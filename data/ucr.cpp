@@ -28,8 +28,7 @@ Parsed parse_tsv(const std::string& path) {
     if (line.empty()) continue;
     std::string where = "line " + std::to_string(ln + 1);
     size_t tab = line.find('\t');
-    if (tab == std::string::npos)
-      file_error(path, where + ": no tab (expected " + kWhat + ")", kUcrUrl);
+    if (tab == std::string::npos) file_error(path, where + ": no tab (expected " + kWhat + ")", kUcrUrl);
     std::string label = line.substr(0, tab);
     char* end = nullptr;
     std::strtod(label.c_str(), &end);
@@ -43,8 +42,9 @@ Parsed parse_tsv(const std::string& path) {
       errno = 0;
       float v = std::strtof(field.c_str(), &end);
       if (field.empty() || *end != '\0')
-        file_error(path, where + ": value " + std::to_string(count + 1) + " '" + field + "' is not a number (expected " +
-                             kWhat + ")",
+        file_error(path,
+                   where + ": value " + std::to_string(count + 1) + " '" + field +
+                       "' is not a number (expected " + kWhat + ")",
                    kUcrUrl);
       p.values.push_back(v);
       ++count;
@@ -54,8 +54,8 @@ Parsed parse_tsv(const std::string& path) {
     if (p.length < 0) p.length = count;
     if (count != p.length)
       file_error(path,
-                 where + ": " + std::to_string(count) + " values, earlier lines have " + std::to_string(p.length) +
-                     " (series must all be one length)",
+                 where + ": " + std::to_string(count) + " values, earlier lines have " +
+                     std::to_string(p.length) + " (series must all be one length)",
                  kUcrUrl);
     p.labels.push_back(label);
   }
@@ -71,8 +71,8 @@ std::string ucr_folder(const UcrOptions& o) {
 
 }  // namespace
 
-UcrDataset::UcrDataset(std::string name, std::vector<float> values, std::vector<int64_t> labels, int64_t length,
-                       std::vector<std::string> class_labels)
+UcrDataset::UcrDataset(std::string name, std::vector<float> values, std::vector<int64_t> labels,
+                       int64_t length, std::vector<std::string> class_labels)
     : name_(std::move(name)),
       values_(std::move(values)),
       labels_(std::move(labels)),
@@ -86,7 +86,8 @@ Batch UcrDataset::get(const std::vector<int64_t>& indices, uint64_t, int64_t) co
   for (int64_t i = 0; i < n; ++i) {
     int64_t index = indices[static_cast<size_t>(i)];
     check_index(index, size(), name_);
-    std::memcpy(x.data() + i * length_, values_.data() + index * length_, sizeof(float) * static_cast<size_t>(length_));
+    std::memcpy(x.data() + i * length_, values_.data() + index * length_,
+                sizeof(float) * static_cast<size_t>(length_));
     y.data()[i] = static_cast<float>(labels_[static_cast<size_t>(index)]);
   }
   Batch b;
@@ -110,8 +111,10 @@ std::unique_ptr<UcrDataset> load_ucr(const UcrOptions& options, bool train) {
   std::string train_path = join_path(folder, options.name + "_TRAIN.tsv");
   std::string test_path = join_path(folder, options.name + "_TEST.tsv");
   if (!file_exists(train_path))
-    file_error(train_path, "file not found (nor " + join_path(join_path(options.root, options.name), options.name + "_TRAIN.tsv") +
-                               "; expected " + kWhat + ")",
+    file_error(train_path,
+               "file not found (nor " +
+                   join_path(join_path(options.root, options.name), options.name + "_TRAIN.tsv") +
+                   "; expected " + kWhat + ")",
                kUcrUrl);
   Parsed train_set = parse_tsv(train_path);
   // Classes: the training labels in ascending numeric order.
@@ -129,8 +132,9 @@ std::unique_ptr<UcrDataset> load_ucr(const UcrOptions& options, bool train) {
   Parsed set = train ? std::move(train_set) : parse_tsv(test_path);
   const std::string& path = train ? train_path : test_path;
   if (!train && set.length != train_set.length)
-    file_error(path, "series have length " + std::to_string(set.length) + ", the training series " +
-                         std::to_string(train_set.length),
+    file_error(path,
+               "series have length " + std::to_string(set.length) + ", the training series " +
+                   std::to_string(train_set.length),
                kUcrUrl);
   std::vector<int64_t> labels;
   for (size_t i = 0; i < set.labels.size(); ++i) {
@@ -139,8 +143,9 @@ std::unique_ptr<UcrDataset> load_ucr(const UcrOptions& options, bool train) {
     for (size_t c = 0; c < classes.size(); ++c)
       if (std::strtod(classes[c].c_str(), nullptr) == v) k = static_cast<int64_t>(c);
     if (k < 0)
-      file_error(path, "series " + std::to_string(i + 1) + " has label '" + set.labels[i] +
-                           "', which the training file does not have",
+      file_error(path,
+                 "series " + std::to_string(i + 1) + " has label '" + set.labels[i] +
+                     "', which the training file does not have",
                  kUcrUrl);
     labels.push_back(k);
   }

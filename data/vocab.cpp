@@ -4,14 +4,16 @@
 
 namespace emu::data {
 
-Vocab Vocab::build(const std::vector<std::vector<std::string>>& sequences, int64_t min_freq, int64_t max_size) {
+Vocab Vocab::build(const std::vector<std::vector<std::string>>& sequences, int64_t min_freq,
+                   int64_t max_size) {
   std::map<std::string, int64_t> counts;
   for (const auto& seq : sequences)
     for (const auto& t : seq) ++counts[t];
   std::vector<std::pair<std::string, int64_t>> ranked;
   for (const auto& [tok, n] : counts)
     if (n >= min_freq) ranked.emplace_back(tok, n);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
 
   Vocab v;
   v.tokens_ = {"<pad>", "<bos>", "<eos>", "<unk>"};

@@ -20,7 +20,8 @@ class Vocab {
  public:
   // From token sequences: tokens seen fewer than min_freq times are left out,
   // and at most max_size ids in all (specials included; 0 = no limit).
-  static Vocab build(const std::vector<std::vector<std::string>>& sequences, int64_t min_freq, int64_t max_size);
+  static Vocab build(const std::vector<std::vector<std::string>>& sequences, int64_t min_freq,
+                     int64_t max_size);
 
   int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
   int64_t id(const std::string& token) const;  // kUnkId when absent

@@ -8,11 +8,16 @@ namespace emu {
 // The policy's mode of the activation's function (relu: none, exact).
 FunctionApprox activation_function(const LayerNumerics& n, Activation kind) {
   switch (kind) {
-    case Activation::Relu: return FunctionApprox{};
-    case Activation::Gelu: return n.function(Function::Gelu);
-    case Activation::Silu: return n.function(Function::Silu);
-    case Activation::Tanh: return n.function(Function::Tanh);
-    case Activation::Sigmoid: return n.function(Function::Sigmoid);
+    case Activation::Relu:
+      return FunctionApprox{};
+    case Activation::Gelu:
+      return n.function(Function::Gelu);
+    case Activation::Silu:
+      return n.function(Function::Silu);
+    case Activation::Tanh:
+      return n.function(Function::Tanh);
+    case Activation::Sigmoid:
+      return n.function(Function::Sigmoid);
   }
   return FunctionApprox{};
 }

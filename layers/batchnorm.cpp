@@ -13,9 +13,10 @@ namespace emu {
 BatchNorm::BatchNorm(int64_t c, float eps_, float momentum_, bool affine_, bool track)
     : num_features(c), eps(eps_), momentum(momentum_), affine(affine_), track_running_stats(track) {
   if (c <= 0 || !(eps_ > 0.0f) || !(momentum_ >= 0.0f && momentum_ <= 1.0f))
-    throw std::invalid_argument(fmt::format("BatchNorm({}, eps {}, momentum {}): features must be positive, eps > 0, "
-                                            "momentum in [0, 1]",
-                                            c, eps_, momentum_));
+    throw std::invalid_argument(
+        fmt::format("BatchNorm({}, eps {}, momentum {}): features must be positive, eps > 0, "
+                    "momentum in [0, 1]",
+                    c, eps_, momentum_));
   if (affine) {
     weight = register_parameter("weight", Tensor::full({c}, 1.0f));
     bias = register_parameter("bias", Tensor::zeros({c}));
@@ -64,16 +65,19 @@ Tensor BatchNorm::forward(const Tensor& x) {
   return y;
 }
 
-Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
-                  Tensor running_var, bool batch_stats, float momentum, float eps) {
+Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  Tensor running_mean, Tensor running_var, bool batch_stats, float momentum, float eps) {
   if (x.ndim() < 2)
-    throw std::invalid_argument(fmt::format("{}: input of shape {} has no channel dimension", m.path(), shape_string(x.shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: input of shape {} has no channel dimension", m.path(), shape_string(x.shape())));
   const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(N * C, 1);
   if (batch_stats && N * S <= 1)
-    throw std::invalid_argument(fmt::format("{}: expected more than 1 value per channel when training, got input of shape {}",
-                                            m.path(), shape_string(x.shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: expected more than 1 value per channel when training, got input of shape {}",
+                    m.path(), shape_string(x.shape())));
   if (!batch_stats && !(running_mean.defined() && running_var.defined()))
-    throw std::invalid_argument(fmt::format("{}: normalising with running statistics that are not tracked", m.path()));
+    throw std::invalid_argument(
+        fmt::format("{}: normalising with running statistics that are not tracked", m.path()));
   const LayerNumerics& n = m.numerics();
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(x.device());
@@ -117,8 +121,8 @@ Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const 
     if (bias.defined() && bias.requires_grad()) gb = Tensor::zeros({C}, gy.device());
     // g, xhat: (N, C, S), invstd, gamma: (C) -> gx: (N, C, S), ggamma, gbeta: (C).
     be.batch_norm_backward(backward_mac(cn), batch_stats, g, xhat, invstd, gamma.defined() ? &gamma : nullptr,
-                           gx.defined() ? &gx : nullptr, gw.defined() ? &gw : nullptr, gb.defined() ? &gb : nullptr,
-                           draw_key(*mp, DrawSite::GradInput));
+                           gx.defined() ? &gx : nullptr, gw.defined() ? &gw : nullptr,
+                           gb.defined() ? &gb : nullptr, draw_key(*mp, DrawSite::GradInput));
     finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     finish_grad(n, gw, draw_key(*mp, DrawSite::GradWeight));
     finish_grad(n, gb, draw_key(*mp, DrawSite::GradBias));

@@ -21,8 +21,8 @@ class BatchNorm : public Module {
   int64_t num_features;
   float eps, momentum;
   bool affine, track_running_stats;
-  Tensor weight, bias;                                       // (C); undefined without affine
-  Tensor running_mean, running_var, num_batches_tracked;     // (C), (C), (); undefined without tracking
+  Tensor weight, bias;                                    // (C); undefined without affine
+  Tensor running_mean, running_var, num_batches_tracked;  // (C), (C), (); undefined without tracking
 
  protected:
   BatchNorm(int64_t num_features, float eps, float momentum, bool affine, bool track_running_stats);
@@ -56,7 +56,7 @@ class BatchNorm2d : public BatchNorm {
 // running tensors, these are updated in place (momentum); without batch
 // statistics the running tensors normalise. `m` gives the numerics, the path of
 // the draw keys and the step.
-Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor running_mean,
-                  Tensor running_var, bool batch_stats, float momentum, float eps);
+Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  Tensor running_mean, Tensor running_var, bool batch_stats, float momentum, float eps);
 
 }  // namespace emu

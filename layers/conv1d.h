@@ -18,8 +18,8 @@ Conv2dParams conv1d_params(int stride, int padding, int dilation, int groups);
 
 class Conv1d : public Module {
  public:
-  Conv1d(int64_t in_channels, int64_t out_channels, int kernel, int stride = 1, int padding = 0, int dilation = 1,
-         int groups = 1, bool bias = true);
+  Conv1d(int64_t in_channels, int64_t out_channels, int kernel, int stride = 1, int padding = 0,
+         int dilation = 1, int groups = 1, bool bias = true);
   Tensor forward(const Tensor& x);
   // PyTorch's default: weight and bias uniform(+-1/sqrt(fan_in)), fan_in = C_in / groups * KL.
   void reset_parameters() override;
@@ -33,6 +33,7 @@ class Conv1d : public Module {
 
 // The op itself, for layers that hold their weights elsewhere. `m` gives the numerics, the path of the
 // draw keys and the step; `params` as conv1d_params gives them.
-Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& params);
+Tensor conv1d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Conv2dParams& params);
 
 }  // namespace emu

@@ -27,9 +27,10 @@ void check_conv_arguments(const std::string& layer, int64_t in, int64_t out, int
   if (in <= 0 || out <= 0 || kernel_h <= 0 || kernel_w <= 0 || cp.stride_h <= 0 || cp.stride_w <= 0 ||
       cp.pad_h < 0 || cp.pad_w < 0 || cp.dilation_h <= 0 || cp.dilation_w <= 0 || cp.groups <= 0 ||
       in % cp.groups || out % cp.groups)
-    throw std::invalid_argument(fmt::format("{}: sizes, kernel, stride, dilation and groups must be positive, "
-                                            "padding >= 0, channels divisible by groups",
-                                            layer));
+    throw std::invalid_argument(
+        fmt::format("{}: sizes, kernel, stride, dilation and groups must be positive, "
+                    "padding >= 0, channels divisible by groups",
+                    layer));
 }
 
 void reset_conv_parameters(const Module& m, Tensor& weight, Tensor& bias) {
@@ -44,8 +45,8 @@ Conv2d::Conv2d(int64_t in, int64_t out, Size2 k, Size2 stride, Size2 padding, in
   params.stride_h = stride.h, params.stride_w = stride.w;
   params.pad_h = padding.h, params.pad_w = padding.w;
   params.groups = groups;
-  check_conv_arguments(fmt::format("Conv2d({}, {}, kernel {}x{}, stride {}x{}, padding {}x{}, groups {})", in, out,
-                                   k.h, k.w, stride.h, stride.w, padding.h, padding.w, groups),
+  check_conv_arguments(fmt::format("Conv2d({}, {}, kernel {}x{}, stride {}x{}, padding {}x{}, groups {})", in,
+                                   out, k.h, k.w, stride.h, stride.w, padding.h, padding.w, groups),
                        in, out, k.h, k.w, params);
   weight = register_parameter("weight", Tensor::zeros({out, in / groups, k.h, k.w}));
   if (with_bias) bias = register_parameter("bias", Tensor::zeros({out}));
@@ -55,7 +56,8 @@ void Conv2d::reset_parameters() { reset_conv_parameters(*this, weight, bias); }
 
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(*this, x, weight, bias, params); }
 
-Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& cp) {
+Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Conv2dParams& cp) {
   return convolution("conv2d", 4, m, x, weight, bias, cp);
 }
 
@@ -63,10 +65,10 @@ Tensor convolution(const char* op, int64_t rank, const Module& m, const Tensor& 
                    const Tensor& bias, const Conv2dParams& cp) {
   const bool one_d = rank == 3;  // Conv1d: (N, C_in, L) is (N, C_in, 1, L)
   if (x.ndim() != rank || weight.ndim() != rank || x.dim(1) != weight.dim(1) * cp.groups)
-    throw std::invalid_argument(fmt::format("{}: input of shape {} does not fit weight {} with {} groups (want (N, {}, {}))",
-                                            m.path(), shape_string(x.shape()), shape_string(weight.shape()), cp.groups,
-                                            weight.ndim() == rank ? weight.dim(1) * cp.groups : 0,
-                                            one_d ? "L" : "H, W"));
+    throw std::invalid_argument(
+        fmt::format("{}: input of shape {} does not fit weight {} with {} groups (want (N, {}, {}))",
+                    m.path(), shape_string(x.shape()), shape_string(weight.shape()), cp.groups,
+                    weight.ndim() == rank ? weight.dim(1) * cp.groups : 0, one_d ? "L" : "H, W"));
   const LayerNumerics& n = m.numerics();
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(x.device());
@@ -77,10 +79,13 @@ Tensor convolution(const char* op, int64_t rank, const Module& m, const Tensor& 
   const int64_t span_h = cp.dilation_h * (KH - 1) + 1, span_w = cp.dilation_w * (KW - 1) + 1;
   if (H + 2 * cp.pad_h < span_h || W + 2 * cp.pad_w < span_w)
     throw std::invalid_argument(
-        one_d ? fmt::format("{}: input of shape {} is shorter than the dilated kernel ({} positions) after padding",
-                            m.path(), shape_string(x.shape()), span_w)
-              : fmt::format("{}: input of shape {} is smaller than the dilated kernel ({}x{} positions) after padding",
-                            m.path(), shape_string(x.shape()), span_h, span_w));
+        one_d
+            ? fmt::format(
+                  "{}: input of shape {} is shorter than the dilated kernel ({} positions) after padding",
+                  m.path(), shape_string(x.shape()), span_w)
+            : fmt::format(
+                  "{}: input of shape {} is smaller than the dilated kernel ({}x{} positions) after padding",
+                  m.path(), shape_string(x.shape()), span_h, span_w));
   const int64_t OH = (H + 2 * cp.pad_h - span_h) / cp.stride_h + 1;
   const int64_t OW = (W + 2 * cp.pad_w - span_w) / cp.stride_w + 1;
   const Shape y_shape = one_d ? Shape{N, C_out, OW} : Shape{N, C_out, OH, OW};
@@ -110,7 +115,8 @@ Tensor convolution(const char* op, int64_t rank, const Module& m, const Tensor& 
       // g: (N, C_out, OH, OW), w -> gx: (N, C_in, H, W), reduction over (co, kh, kw).
       gx = Tensor::zeros(x.shape(), gy.device());
       Tensor gx4 = planar(gx);
-      be.conv2d_grad_input(backward_mac(cn), cp, planar(g), planar(wr), gx4, draw_key(*mp, DrawSite::GradInput));
+      be.conv2d_grad_input(backward_mac(cn), cp, planar(g), planar(wr), gx4,
+                           draw_key(*mp, DrawSite::GradInput));
       finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));
     }
     if (weight.requires_grad()) {

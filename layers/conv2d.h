@@ -36,7 +36,8 @@ class Conv2d : public Module {
 
 // The op itself, for layers that hold their weights elsewhere. `m` gives the
 // numerics, the path of the draw keys and the step.
-Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& params);
+Tensor conv2d(const Module& m, const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Conv2dParams& params);
 
 // --- shared with Conv1d (layers/conv1d.h), which is this layer with H = KH = 1 ---
 

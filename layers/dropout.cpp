@@ -11,7 +11,8 @@ namespace emu {
 namespace {
 
 void check_p(float p) {
-  if (!(p >= 0.0f && p <= 1.0f)) throw std::invalid_argument(fmt::format("Dropout: p = {} is not in [0, 1]", p));
+  if (!(p >= 0.0f && p <= 1.0f))
+    throw std::invalid_argument(fmt::format("Dropout: p = {} is not in [0, 1]", p));
 }
 
 // The scale's own rounding draws at index 0 of the stream after the op's site 0.

@@ -10,11 +10,13 @@
 
 namespace emu {
 
-Embedding::Embedding(int64_t num, int64_t dim, int64_t pad) : num_embeddings(num), embedding_dim(dim), padding_idx(pad) {
+Embedding::Embedding(int64_t num, int64_t dim, int64_t pad)
+    : num_embeddings(num), embedding_dim(dim), padding_idx(pad) {
   if (num <= 0 || dim <= 0 || pad >= num || num >= (int64_t{1} << 24))
-    throw std::invalid_argument(fmt::format(
-        "Embedding({}, {}, padding_idx {}): sizes must be positive, fewer than 2^24 rows, padding_idx below the rows",
-        num, dim, pad));
+    throw std::invalid_argument(
+        fmt::format("Embedding({}, {}, padding_idx {}): sizes must be positive, fewer than 2^24 rows, "
+                    "padding_idx below the rows",
+                    num, dim, pad));
   if (padding_idx < 0) padding_idx = -1;
   weight = register_parameter("weight", Tensor::zeros({num, dim}));
 }
@@ -38,8 +40,9 @@ Tensor embedding(const Module& m, const Tensor& ids, const Tensor& weight, int64
   // ids (P) picks rows of w (1, V, D) -> y (1, P, D); the ids are kept for the backward.
   const Tensor idx = ids.contiguous().view({P}).clone();
   // A lookup, not a reduction: no N:M mask (docs/sparsity.md); faults still apply.
-  Tensor wr = read_weight(m, cn, weight, draw_key(m, DrawSite::ReadWeights), ReadLayout{V, D, 1}, WeightUse::Lookup)
-                   .contiguous();
+  Tensor wr =
+      read_weight(m, cn, weight, draw_key(m, DrawSite::ReadWeights), ReadLayout{V, D, 1}, WeightUse::Lookup)
+          .contiguous();
   Tensor y = Tensor::zeros({1, P, D}, weight.device());
   be.index_gather(cn.out(), idx, wr.view({1, V, D}), y, draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));

@@ -75,9 +75,9 @@ RecurrentOutput gru_layer(const Module& m, int layer, int dir, const Tensor& x, 
     Tensor dh0 = Tensor::zeros({N, H}, dev);
     const DrawKey key = recurrent_key(*mp, DrawSite::GradInput, layer, dir);
     auto opt = [](Tensor& t) { return t.defined() ? &t : nullptr; };
-    be.gru_backward(backward_mac(cn), fns, r.w_ih, r.w_hh, xh, saved, slopes.defined() ? &slopes : nullptr, &gy,
-                    &gh, mask.defined() ? &mask : nullptr,
-                    dir == 1, opt(dx), opt(dw_ih), opt(dw_hh), opt(dbias), dh0, key);
+    be.gru_backward(backward_mac(cn), fns, r.w_ih, r.w_hh, xh, saved, slopes.defined() ? &slopes : nullptr,
+                    &gy, &gh, mask.defined() ? &mask : nullptr, dir == 1, opt(dx), opt(dw_ih), opt(dw_hh),
+                    opt(dbias), dh0, key);
     for (Tensor* t : {&dx, &dw_ih, &dw_hh, &dbias, &dh0}) finish_grad(n, *t, key);
     return {dx, dh0, dw_ih, dw_hh, dbias};
   });

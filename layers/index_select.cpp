@@ -38,7 +38,8 @@ Tensor select_rows(const Module& m, const char* op, const Tensor& x, int64_t A, 
 
 // The values of a 1-D tensor of N exact integers in [lo, hi] (downloaded: they are checked and
 // turned into row numbers on the host).
-std::vector<int64_t> integers(const Module& m, const char* what, const Tensor& t, int64_t N, int64_t lo, int64_t hi) {
+std::vector<int64_t> integers(const Module& m, const char* what, const Tensor& t, int64_t N, int64_t lo,
+                              int64_t hi) {
   if (t.ndim() != 1 || t.dim(0) != N)
     throw std::invalid_argument(
         fmt::format("{}: {} has shape {}, want ({})", m.path(), what, shape_string(t.shape()), N));
@@ -46,8 +47,8 @@ std::vector<int64_t> integers(const Module& m, const char* what, const Tensor& t
   for (float v : t.to_vector()) {
     if (!(v >= static_cast<float>(lo) && v <= static_cast<float>(hi)) ||
         static_cast<float>(static_cast<int64_t>(v)) != v)
-      throw std::invalid_argument(
-          fmt::format("{}: {}[{}] = {} is not an integer in [{}, {}]", m.path(), what, out.size(), v, lo, hi));
+      throw std::invalid_argument(fmt::format("{}: {}[{}] = {} is not an integer in [{}, {}]", m.path(), what,
+                                              out.size(), v, lo, hi));
     out.push_back(static_cast<int64_t>(v));
   }
   return out;
@@ -62,7 +63,8 @@ Tensor index_select(const Module& m, const Tensor& x, int dim, const Tensor& ind
     throw std::invalid_argument(fmt::format("{}: dim {} out of range for an input of shape {}", m.path(), dim,
                                             shape_string(x.shape())));
   if (index.ndim() != 1)
-    throw std::invalid_argument(fmt::format("{}: index must be 1-D, got {}", m.path(), shape_string(index.shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: index must be 1-D, got {}", m.path(), shape_string(index.shape())));
   int64_t A = 1, B = 1;
   for (int i = 0; i < d; ++i) A *= x.dim(i);
   for (int i = d + 1; i < nd; ++i) B *= x.dim(i);
@@ -76,16 +78,19 @@ Tensor index_select(const Module& m, const Tensor& x, int dim, const Tensor& ind
 
 Tensor gather_rows(const Module& m, const Tensor& x, const Tensor& positions, int time_dim) {
   if ((time_dim != 0 && time_dim != 1) || x.ndim() < 2)
-    throw std::invalid_argument(fmt::format("{}: gather_rows takes x (N, T, ...) with time_dim 1 or (T, N, ...) with "
-                                            "time_dim 0, got x {} and time_dim {}",
-                                            m.path(), shape_string(x.shape()), time_dim));
+    throw std::invalid_argument(
+        fmt::format("{}: gather_rows takes x (N, T, ...) with time_dim 1 or (T, N, ...) with "
+                    "time_dim 0, got x {} and time_dim {}",
+                    m.path(), shape_string(x.shape()), time_dim));
   const int64_t T = x.dim(time_dim), N = x.dim(1 - time_dim);
   if (N * T >= (int64_t{1} << 24))
-    throw std::invalid_argument(fmt::format("{}: {} x {} steps: row indices must stay below 2^24", m.path(), N, T));
+    throw std::invalid_argument(
+        fmt::format("{}: {} x {} steps: row indices must stay below 2^24", m.path(), N, T));
   const std::vector<int64_t> pos = integers(m, "positions", positions, N, 0, T - 1);
   // Row of x viewed as (N*T, rest) or (T*N, rest).
   std::vector<float> flat(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) flat[n] = static_cast<float>(time_dim == 1 ? n * T + pos[n] : pos[n] * N + n);
+  for (int64_t n = 0; n < N; ++n)
+    flat[n] = static_cast<float>(time_dim == 1 ? n * T + pos[n] : pos[n] * N + n);
   Shape y_shape = {N};
   int64_t B = 1;
   for (int i = 2; i < x.ndim(); ++i) {
@@ -97,9 +102,10 @@ Tensor gather_rows(const Module& m, const Tensor& x, const Tensor& positions, in
 
 Tensor last_valid_step(const Module& m, const Tensor& x, const Tensor& lengths, int time_dim) {
   if ((time_dim != 0 && time_dim != 1) || x.ndim() < 2)
-    throw std::invalid_argument(fmt::format("{}: last_valid_step takes x (N, T, ...) with time_dim 1 or (T, N, ...) "
-                                            "with time_dim 0, got x {} and time_dim {}",
-                                            m.path(), shape_string(x.shape()), time_dim));
+    throw std::invalid_argument(
+        fmt::format("{}: last_valid_step takes x (N, T, ...) with time_dim 1 or (T, N, ...) "
+                    "with time_dim 0, got x {} and time_dim {}",
+                    m.path(), shape_string(x.shape()), time_dim));
   const int64_t T = x.dim(time_dim), N = x.dim(1 - time_dim);
   const std::vector<int64_t> len = integers(m, "lengths", lengths, N, 1, T);
   std::vector<float> pos(static_cast<size_t>(N));

@@ -6,7 +6,8 @@ namespace emu {
 
 Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
   if (is_plain_fp32(f)) return x;
-  if (is_block(f)) return read_as(f, x, key, rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1));
+  if (is_block(f))
+    return read_as(f, x, key, rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1));
   Tensor y = Tensor::zeros(x.shape(), x.device());
   backend_for(x.device()).quantize(f, x, y, key);
   return y;
@@ -27,7 +28,8 @@ LayerNumerics compute_numerics(const LayerNumerics& n) {
 }
 
 void finish_output(const LayerNumerics& n, Tensor& y, DrawKey key) {
-  if (n.emulation == Emulation::Layer && !is_plain_fp32(n.out())) backend_for(y.device()).quantize(n.out(), y, y, key);
+  if (n.emulation == Emulation::Layer && !is_plain_fp32(n.out()))
+    backend_for(y.device()).quantize(n.out(), y, y, key);
 }
 
 MacPolicy backward_mac(const LayerNumerics& n) {
@@ -65,8 +67,8 @@ TensorHook& tensor_hook_slot() {
 void set_tensor_hook(TensorHook hook) { tensor_hook_slot() = std::move(hook); }
 bool has_tensor_hook() { return static_cast<bool>(tensor_hook_slot()); }
 
-Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, DrawKey key, const ReadLayout& layout,
-                   WeightUse use, const std::string& name) {
+Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, DrawKey key,
+                   const ReadLayout& layout, WeightUse use, const std::string& name) {
   Tensor r = read_as(n.weights, w, key, layout);
   const SparsitySpec& s = m.numerics().sparsity;
   if (use == WeightUse::Reduction && s.on_weights()) {
@@ -74,11 +76,13 @@ Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, Dra
     r = nm_sparsify(s, layout, w, r, key, mask_monitor().enabled() && m.is_training() ? &mask : nullptr);
     if (mask.defined()) mask_monitor().record(m.path(), name, mask);
   }
-  if (const TensorHook& hook = tensor_hook_slot()) r = hook(m, TensorSite::Weights, name, n.weights, layout, r);
+  if (const TensorHook& hook = tensor_hook_slot())
+    r = hook(m, TensorSite::Weights, name, n.weights, layout, r);
   return r;
 }
 
-Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key, const ReadLayout& layout) {
+Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key,
+                 const ReadLayout& layout) {
   // `layout` (the rows of the grad-input reduction) places a block grads format's blocks
   // and the N:M groups alike (docs/block_formats.md, docs/sparsity.md).
   Tensor r = read_as(n.grads, g, key, layout);
@@ -89,7 +93,8 @@ Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawK
     r = nm_sparsify(s, layout, g, r, key, mask_monitor().enabled() ? &mask : nullptr);
     if (mask.defined()) mask_monitor().record(m.path(), "grad", mask);
   }
-  if (const TensorHook& hook = tensor_hook_slot()) r = hook(m, TensorSite::Gradients, "grad", n.grads, layout, r);
+  if (const TensorHook& hook = tensor_hook_slot())
+    r = hook(m, TensorSite::Gradients, "grad", n.grads, layout, r);
   return r;
 }
 

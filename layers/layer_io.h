@@ -59,13 +59,15 @@ enum class WeightUse : uint8_t { Reduction, Lookup };
 // n.weights). With none of these it is exactly read_as(n.weights, w, key).
 // The sparsity spec is m's own (m.numerics()), so layer-level emulation keeps it.
 // `name` tells the weights of one module apart in the mask statistics and fault sites.
-Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, DrawKey key, const ReadLayout& layout,
-                   WeightUse use = WeightUse::Reduction, const std::string& name = "weight");
+Tensor read_weight(const Module& m, const LayerNumerics& n, const Tensor& w, DrawKey key,
+                   const ReadLayout& layout, WeightUse use = WeightUse::Reduction,
+                   const std::string& name = "weight");
 
 // The read of an incoming gradient g by m's backward: R_{n.grads}(g), then the
 // N:M mask of g itself along `layout` if m's policy has sparsity on grads,
 // then the fault hook (TensorSite::Gradients, format n.grads).
-Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key, const ReadLayout& layout);
+Tensor read_grad(const Module& m, const LayerNumerics& n, const Tensor& g, DrawKey key,
+                 const ReadLayout& layout);
 
 // The fault hook on m's forward output y (TensorSite::Activations, format
 // n.out()), in place: layers call it after finish_output. A no-op without a hook.

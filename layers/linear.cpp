@@ -13,7 +13,8 @@
 namespace emu {
 
 Linear::Linear(int64_t in, int64_t out, bool with_bias) : in_features(in), out_features(out) {
-  if (in <= 0 || out <= 0) throw std::invalid_argument(fmt::format("Linear({}, {}): sizes must be positive", in, out));
+  if (in <= 0 || out <= 0)
+    throw std::invalid_argument(fmt::format("Linear({}, {}): sizes must be positive", in, out));
   weight = register_parameter("weight", Tensor::zeros({out, in}));
   if (with_bias) bias = register_parameter("bias", Tensor::zeros({out}));
 }
@@ -71,22 +72,24 @@ Tensor linear(const Module& m, const Tensor& x, const Tensor& weight, const Tens
       // Split by rank shares of the rows under data parallelism (core/comm_reduce.h).
       gw = Tensor::zeros({out, in}, gy.device());
       const DrawKey key = draw_key(*mp, DrawSite::GradWeight);
-      reduce_over_rows(backward_mac(cn), rows, gw, mp->path() + " grad-weight",
-                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
-                         Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
-                         be.gemm(p, a, k0 == 0 && k1 == rows ? xr : xr.narrow(0, k0, k1 - k0), nullptr, o, key);
-                       });
+      reduce_over_rows(
+          backward_mac(cn), rows, gw, mp->path() + " grad-weight",
+          [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+            Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
+            be.gemm(p, a, k0 == 0 && k1 == rows ? xr : xr.narrow(0, k0, k1 - k0), nullptr, o, key);
+          });
       finish_grad(n, gw, key);
     }
     if (bias.defined() && bias.requires_grad()) {
       // g^T: (out, rows) x ones: (rows, 1) -> gb: (out, 1), a plain sum over the rows.
       Tensor gb2 = Tensor::zeros({out, 1}, gy.device());
       const DrawKey key = draw_key(*mp, DrawSite::GradBias);
-      reduce_over_rows(sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
-                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
-                         Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
-                         be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f, gy.device()), nullptr, o, key);
-                       });
+      reduce_over_rows(
+          sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
+          [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+            Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
+            be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f, gy.device()), nullptr, o, key);
+          });
       finish_grad(n, gb2, key);
       gb = gb2.view({out});
     }

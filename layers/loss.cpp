@@ -12,7 +12,8 @@ namespace {
 
 void check_options(const CrossEntropyOptions& o) {
   if (!(o.label_smoothing >= 0.0f && o.label_smoothing <= 1.0f))
-    throw std::invalid_argument(fmt::format("cross_entropy: label_smoothing = {} is not in [0, 1]", o.label_smoothing));
+    throw std::invalid_argument(
+        fmt::format("cross_entropy: label_smoothing = {} is not in [0, 1]", o.label_smoothing));
 }
 
 }  // namespace
@@ -30,14 +31,16 @@ SmoothingWeights smoothing_weights(const Format& f, float eps, int64_t classes) 
 
 CrossEntropyLoss::CrossEntropyLoss(CrossEntropyOptions o) : options(o) { check_options(options); }
 
-Tensor cross_entropy(const Module& m, const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& o) {
+Tensor cross_entropy(const Module& m, const Tensor& logits, const Tensor& targets,
+                     const CrossEntropyOptions& o) {
   check_options(o);
   if (logits.ndim() != 2)
     throw std::invalid_argument(
         fmt::format("{}: cross_entropy wants logits (N, C), got {}", m.path(), shape_string(logits.shape())));
   if (targets.ndim() != 1 || targets.dim(0) != logits.dim(0))
-    throw std::invalid_argument(fmt::format("{}: cross_entropy targets {} for logits {} (want (N,))", m.path(),
-                                            shape_string(targets.shape()), shape_string(logits.shape())));
+    throw std::invalid_argument(fmt::format("{}: cross_entropy targets {} for logits {} (want (N,))",
+                                            m.path(), shape_string(targets.shape()),
+                                            shape_string(logits.shape())));
   const LayerNumerics& n = m.numerics();
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(logits.device());
@@ -73,7 +76,8 @@ Tensor cross_entropy(const Module& m, const Tensor& logits, const std::vector<in
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t v = targets[i];
     if (v != static_cast<int64_t>(static_cast<float>(v)))
-      throw std::invalid_argument(fmt::format("{}: cross_entropy target {} does not fit a float exactly", m.path(), v));
+      throw std::invalid_argument(
+          fmt::format("{}: cross_entropy target {} does not fit a float exactly", m.path(), v));
     t[i] = static_cast<float>(v);
   }
   // Host-made targets go to the logits' device.
@@ -83,8 +87,8 @@ Tensor cross_entropy(const Module& m, const Tensor& logits, const std::vector<in
 
 Tensor mse_loss(const Module& m, const Tensor& x, const Tensor& target) {
   if (x.shape() != target.shape())
-    throw std::invalid_argument(fmt::format("{}: mse_loss of input {} and target {} (no broadcasting)", m.path(),
-                                            shape_string(x.shape()), shape_string(target.shape())));
+    throw std::invalid_argument(fmt::format("{}: mse_loss of input {} and target {} (no broadcasting)",
+                                            m.path(), shape_string(x.shape()), shape_string(target.shape())));
   const LayerNumerics& n = m.numerics();
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(x.device());

@@ -40,7 +40,9 @@ Tensor mse_loss(const Module& m, const Tensor& x, const Tensor& target);
 class CrossEntropyLoss : public Module {
  public:
   explicit CrossEntropyLoss(CrossEntropyOptions options = {});
-  Tensor forward(const Tensor& logits, const Tensor& targets) { return cross_entropy(*this, logits, targets, options); }
+  Tensor forward(const Tensor& logits, const Tensor& targets) {
+    return cross_entropy(*this, logits, targets, options);
+  }
   Tensor forward(const Tensor& logits, const std::vector<int64_t>& targets) {
     return cross_entropy(*this, logits, targets, options);
   }

@@ -185,7 +185,8 @@ RecurrentReads read_recurrent_operands(const Module& m, int layer, int dir, cons
   r.w_ih = read_weight(m, cn, contiguous_copy(w_ih), read_w, ReadLayout{w_ih.dim(0), w_ih.dim(1), 1},
                        WeightUse::Reduction, recurrent_param_name("weight_ih", layer, dir));
   r.w_hh = read_weight(m, cn, contiguous_copy(w_hh), DrawKey{read_w.seed, read_w.stream + 1},
-                       ReadLayout{w_hh.dim(0), w_hh.dim(1), 1}, WeightUse::Reduction, recurrent_param_name("weight_hh", layer, dir));
+                       ReadLayout{w_hh.dim(0), w_hh.dim(1), 1}, WeightUse::Reduction,
+                       recurrent_param_name("weight_hh", layer, dir));
   if (bias.defined())
     r.bias = read_as(cn.weights, contiguous_copy(bias), recurrent_key(m, DrawSite::ReadBias, layer, dir));
   return r;
@@ -209,10 +210,13 @@ RecurrentWeights register_recurrent_weights(Module& m, const RecurrentOptions& o
   for (int l = 0; l < o.num_layers; ++l)
     for (int d = 0; d < D; ++d) {
       const int64_t in = l == 0 ? o.input_size : D * H;
-      w.ih.push_back(m.register_parameter(recurrent_param_name("weight_ih", l, d), Tensor::zeros({gate_rows, in})));
-      w.hh.push_back(m.register_parameter(recurrent_param_name("weight_hh", l, d), Tensor::zeros({gate_rows, H})));
-      w.bias.push_back(o.bias ? m.register_parameter(recurrent_param_name("bias", l, d), Tensor::zeros({4 * H}))
-                              : Tensor());
+      w.ih.push_back(
+          m.register_parameter(recurrent_param_name("weight_ih", l, d), Tensor::zeros({gate_rows, in})));
+      w.hh.push_back(
+          m.register_parameter(recurrent_param_name("weight_hh", l, d), Tensor::zeros({gate_rows, H})));
+      w.bias.push_back(o.bias
+                           ? m.register_parameter(recurrent_param_name("bias", l, d), Tensor::zeros({4 * H}))
+                           : Tensor());
     }
   return w;
 }

@@ -14,8 +14,8 @@ Tensor Sequential::forward(const Tensor& x) {
 
 const std::shared_ptr<Module>& Sequential::at(size_t i) const {
   if (i >= steps_.size())
-    throw std::out_of_range(fmt::format("{}: module {} of a Sequential of {}", path().empty() ? "Sequential" : path(),
-                                        i, steps_.size()));
+    throw std::out_of_range(fmt::format("{}: module {} of a Sequential of {}",
+                                        path().empty() ? "Sequential" : path(), i, steps_.size()));
   return steps_[i].module;
 }
 

@@ -18,7 +18,9 @@ int normalize_dim(int d, int ndim, const char* op) {
 
 // A copy of x's values through the backend (strided source or target): the
 // identity format rounds nothing.
-void copy_values(const Tensor& src, Tensor& dst) { backend_for(src.device()).quantize(Format{}, src, dst, DrawKey{}); }
+void copy_values(const Tensor& src, Tensor& dst) {
+  backend_for(src.device()).quantize(Format{}, src, dst, DrawKey{});
+}
 
 Tensor contiguous_copy(const Tensor& x) {
   if (x.is_contiguous()) return x;
@@ -42,7 +44,8 @@ Tensor flatten(const Tensor& x, int start_dim, int end_dim) {
   const int nd = x.ndim();
   if (nd == 0) return reshape(x, {1});  // as PyTorch: a scalar flattens to (1,)
   const int s = normalize_dim(start_dim, nd, "flatten"), e = normalize_dim(end_dim, nd, "flatten");
-  if (s > e) throw std::invalid_argument(fmt::format("flatten: start_dim {} after end_dim {}", start_dim, end_dim));
+  if (s > e)
+    throw std::invalid_argument(fmt::format("flatten: start_dim {} after end_dim {}", start_dim, end_dim));
   Shape shape(x.shape().begin(), x.shape().begin() + s);
   int64_t merged = 1;
   for (int d = s; d <= e; ++d) merged *= x.dim(d);
@@ -63,8 +66,8 @@ Tensor concat(const std::vector<Tensor>& xs, int dim) {
     bool ok = t.ndim() == nd && t.device() == first.device();
     for (int i = 0; ok && i < nd; ++i) ok = i == d || t.dim(i) == first.dim(i);
     if (!ok)
-      throw std::invalid_argument(fmt::format("concat along dim {}: tensor {} has shape {}, tensor 0 has {}", dim,
-                                              k, shape_string(t.shape()), shape_string(first.shape())));
+      throw std::invalid_argument(fmt::format("concat along dim {}: tensor {} has shape {}, tensor 0 has {}",
+                                              dim, k, shape_string(t.shape()), shape_string(first.shape())));
     shape[d] += t.dim(d);
   }
   Tensor y = Tensor::zeros(shape, first.device());

@@ -13,7 +13,8 @@ namespace {
 Tensor softmax_impl(const Module& m, const Tensor& x, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   if (x.ndim() < 1)
-    throw std::invalid_argument(fmt::format("{}: {} needs at least one dimension, got a scalar", m.path(), op));
+    throw std::invalid_argument(
+        fmt::format("{}: {} needs at least one dimension, got a scalar", m.path(), op));
   const LayerNumerics& n = m.numerics();
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(x.device());

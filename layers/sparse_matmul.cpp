@@ -45,7 +45,8 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
   // the reduction over K, faults); b (out, in) when transposed, else (K, N) reduced down columns.
   Tensor br = a_constant ? read_as(b_format, b, stage_key(m, b_site, stage))
                          : read_weight(m, cn, b, stage_key(m, b_site, stage),
-                                       b_transposed ? ReadLayout{b.dim(0), b.dim(1), 1} : ReadLayout{1, b.dim(0), b.dim(1)});
+                                       b_transposed ? ReadLayout{b.dim(0), b.dim(1), 1}
+                                                    : ReadLayout{1, b.dim(0), b.dim(1)});
   if (b_transposed) br = br.transpose(0, 1);
   br = br.contiguous();  // (K, N)
   Tensor biasr =
@@ -62,7 +63,8 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
     const LayerNumerics cn = compute_numerics(nm);
     Backend& be = backend_for(gy.device());
     // g (R, N): the backward reduces over its rows R, so N:M groups run down each column.
-    Tensor g = read_grad(*mp, cn, gy.contiguous(), stage_key(*mp, DrawSite::ReadGrad, stage), ReadLayout{1, rows, n});
+    Tensor g = read_grad(*mp, cn, gy.contiguous(), stage_key(*mp, DrawSite::ReadGrad, stage),
+                         ReadLayout{1, rows, n});
     Tensor gb, gbias;
     if (b.requires_grad()) {
       // a^T: (K x R), g: (R, N) -> (K, N), each output reduced over a's rows in ascending order.
@@ -86,11 +88,12 @@ Tensor product(const Module& m, std::shared_ptr<const CsrMatrix> a, const Tensor
       const DrawKey key = stage_key(*mp, DrawSite::GradBias, stage);
       Tensor gt = g.transpose(0, 1).contiguous();
       Tensor gb2 = Tensor::zeros({n, 1}, gy.device());
-      reduce_over_rows(sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
-                       [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
-                         Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
-                         be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f, gy.device()), nullptr, o, key);
-                       });
+      reduce_over_rows(
+          sum_mac(cn), rows, gb2, mp->path() + " bias-grad",
+          [&](const MacPolicy& p, int64_t k0, int64_t k1, Tensor& o) {
+            Tensor a = k0 == 0 && k1 == rows ? gt : g.narrow(0, k0, k1 - k0).transpose(0, 1).contiguous();
+            be.gemm(p, a, Tensor::full({k1 - k0, 1}, 1.0f, gy.device()), nullptr, o, key);
+          });
       finish_grad(nm, gb2, key);
       gbias = gb2.view({n});
     }

@@ -23,11 +23,12 @@ int check_dim(const char* what, int dim) {
 int time_dim(const Module& m, const Tensor& x, int dim, const Tensor& mask) {
   const int d = check_dim(m.path().c_str(), dim);
   if (x.ndim() != 3)
-    throw std::invalid_argument(fmt::format("{}: input of shape {} is not {}", m.path(), shape_string(x.shape()),
-                                            d == 2 ? "(N, C, L)" : "(N, L, C)"));
+    throw std::invalid_argument(fmt::format("{}: input of shape {} is not {}", m.path(),
+                                            shape_string(x.shape()), d == 2 ? "(N, C, L)" : "(N, L, C)"));
   if (mask.defined() && mask.shape() != Shape{x.dim(0), x.dim(d)})
-    throw std::invalid_argument(fmt::format("{}: mask of shape {} does not fit input {} (want ({}, {}))", m.path(),
-                                            shape_string(mask.shape()), shape_string(x.shape()), x.dim(0), x.dim(d)));
+    throw std::invalid_argument(fmt::format("{}: mask of shape {} does not fit input {} (want ({}, {}))",
+                                            m.path(), shape_string(mask.shape()), shape_string(x.shape()),
+                                            x.dim(0), x.dim(d)));
   return d;
 }
 
@@ -35,14 +36,16 @@ int time_dim(const Module& m, const Tensor& x, int dim, const Tensor& mask) {
 
 Tensor lengths_mask(const Tensor& lengths, int64_t L) {
   if (lengths.ndim() != 1)
-    throw std::invalid_argument(fmt::format("lengths_mask: lengths must be 1-D, got {}", shape_string(lengths.shape())));
+    throw std::invalid_argument(
+        fmt::format("lengths_mask: lengths must be 1-D, got {}", shape_string(lengths.shape())));
   const std::vector<float> len = lengths.to_vector();
   const int64_t N = static_cast<int64_t>(len.size());
   std::vector<float> mask(static_cast<size_t>(N * L), 0.0f);
   for (int64_t n = 0; n < N; ++n) {
     const float v = len[n];
     if (!(v >= 0.0f && v <= static_cast<float>(L)) || static_cast<float>(static_cast<int64_t>(v)) != v)
-      throw std::invalid_argument(fmt::format("lengths_mask: lengths[{}] = {} is not an integer in [0, {}]", n, v, L));
+      throw std::invalid_argument(
+          fmt::format("lengths_mask: lengths[{}] = {} is not an integer in [0, {}]", n, v, L));
     for (int64_t t = 0; t < static_cast<int64_t>(v); ++t) mask[n * L + t] = 1.0f;
   }
   return Tensor::from_vector({N, L}, mask, lengths.device());
@@ -60,7 +63,8 @@ Tensor temporal_avg_pool(const Module& m, const Tensor& x, int dim, const Tensor
   // x: (N, C, L) or (N, L, C) -> y: (N, C).
   Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
   Tensor y = Tensor::zeros({x.dim(0), x.dim(3 - td)}, x.device());
-  be.temporal_avg_pool_forward(cn.mac, td, xr, mk.defined() ? &mk : nullptr, y, draw_key(m, DrawSite::Forward));
+  be.temporal_avg_pool_forward(cn.mac, td, xr, mk.defined() ? &mk : nullptr, y,
+                               draw_key(m, DrawSite::Forward));
   finish_output(n, y, draw_key(m, DrawSite::Forward));
 
   const Module* mp = &m;

@@ -65,7 +65,8 @@ Tensor step_mask(const Tensor& lengths, int64_t S, bool padded) {
   const int64_t N = static_cast<int64_t>(len.size());
   std::vector<float> p(static_cast<size_t>(N * S));
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t t = 0; t < S; ++t) p[n * S + t] = (static_cast<float>(t) < len[static_cast<size_t>(n)]) != padded;
+    for (int64_t t = 0; t < S; ++t)
+      p[n * S + t] = (static_cast<float>(t) < len[static_cast<size_t>(n)]) != padded;
   return Tensor::from_vector({N, S}, p, lengths.device());
 }
 
@@ -95,9 +96,10 @@ class Crnn : public Model {
     src_drop = register_module("src_dropout", std::make_shared<Dropout>(c.dropout));
     int64_t width = c.embed_dim;
     for (int64_t i = 0; i < c.conv_layers; ++i) {
-      convs.push_back(register_module(fmt::format("conv{}", i),
-                                      std::make_shared<Conv1d>(width, c.conv_channels, static_cast<int>(c.kernel), 1,
-                                                               static_cast<int>(c.kernel / 2))));
+      convs.push_back(
+          register_module(fmt::format("conv{}", i),
+                          std::make_shared<Conv1d>(width, c.conv_channels, static_cast<int>(c.kernel), 1,
+                                                   static_cast<int>(c.kernel / 2))));
       conv_acts.push_back(register_module(fmt::format("conv_act{}", i), std::make_shared<ReLU>()));
       width = c.conv_channels;
     }
@@ -140,10 +142,11 @@ class Crnn : public Model {
     const Tensor& tgt_out = batch.at("tgt_out");
     const Tensor& src_len = batch.at("src_len");
     const Tensor& tgt_len = batch.at("tgt_len");
-    if (src.ndim() != 2 || tgt_in.ndim() != 2 || tgt_out.shape() != tgt_in.shape() || src.dim(0) != tgt_in.dim(0))
-      throw std::invalid_argument(fmt::format("crnn: src {}, tgt_in {}, tgt_out {}: want (N, S), (N, T), (N, T)",
-                                              shape_string(src.shape()), shape_string(tgt_in.shape()),
-                                              shape_string(tgt_out.shape())));
+    if (src.ndim() != 2 || tgt_in.ndim() != 2 || tgt_out.shape() != tgt_in.shape() ||
+        src.dim(0) != tgt_in.dim(0))
+      throw std::invalid_argument(fmt::format(
+          "crnn: src {}, tgt_in {}, tgt_out {}: want (N, S), (N, T), (N, T)", shape_string(src.shape()),
+          shape_string(tgt_in.shape()), shape_string(tgt_out.shape())));
     const int64_t N = src.dim(0), S = src.dim(1), T = tgt_in.dim(1);
 
     // Encoder.
@@ -169,7 +172,8 @@ class Crnn : public Model {
     Tensor h = probe(c_.gru ? static_cast<Module&>(*decoder_gru) : *decoder_lstm, dec.output);  // (N, T, Hd)
 
     if (attention) {
-      Tensor context = probe(*attention, attention->forward(h, enc.output, enc.output, step_mask(src_len, S, true)));
+      Tensor context =
+          probe(*attention, attention->forward(h, enc.output, enc.output, step_mask(src_len, S, true)));
       h = probe(*combine, combine->forward(concat({h, context}, 2)));
       h = probe(*combine_act, combine_act->forward(h));
     }
@@ -243,19 +247,24 @@ std::shared_ptr<Model> make_crnn(const config::Args& args, const DataMeta& meta)
 
 }  // namespace
 
-EMU_MODEL(crnn,
-          "convolutional-recurrent seq2seq translator: embedding, Conv1d+ReLU, (bi)LSTM/GRU encoder, LSTM/GRU "
-          "decoder with cross-attention, teacher forcing, token accuracy",
-          make_crnn, config::int_key("embed_dim", "128", "source and target embedding width", 1),
-          config::int_key("conv_channels", "128", "channels of each convolution", 1),
-          config::int_key("conv_layers", "1", "convolutions over the source embeddings (kernel, padding kernel/2, ReLU)", 0),
-          config::int_key("kernel", "3", "convolution kernel width (odd)", 1),
-          config::choice_key("rnn", "lstm", {"lstm", "gru"}, "recurrent cell of the encoder and the decoder"),
-          config::int_key("hidden", "128", "encoder hidden units per direction (the decoder has directions x hidden)", 1),
-          config::int_key("layers", "1", "recurrent layers of the encoder and of the decoder", 1),
-          config::bool_key("bidirectional", "true", "bidirectional encoder"),
-          config::bool_key("attention", "true", "cross-attention of the decoder over the encoder outputs"),
-          config::int_key("attention_heads", "1", "heads of the cross-attention", 1),
-          config::number_key("dropout", "0.1", "dropout on the embeddings, between recurrent layers and before the output layer", 0, 1));
+EMU_MODEL(
+    crnn,
+    "convolutional-recurrent seq2seq translator: embedding, Conv1d+ReLU, (bi)LSTM/GRU encoder, LSTM/GRU "
+    "decoder with cross-attention, teacher forcing, token accuracy",
+    make_crnn, config::int_key("embed_dim", "128", "source and target embedding width", 1),
+    config::int_key("conv_channels", "128", "channels of each convolution", 1),
+    config::int_key("conv_layers", "1",
+                    "convolutions over the source embeddings (kernel, padding kernel/2, ReLU)", 0),
+    config::int_key("kernel", "3", "convolution kernel width (odd)", 1),
+    config::choice_key("rnn", "lstm", {"lstm", "gru"}, "recurrent cell of the encoder and the decoder"),
+    config::int_key("hidden", "128",
+                    "encoder hidden units per direction (the decoder has directions x hidden)", 1),
+    config::int_key("layers", "1", "recurrent layers of the encoder and of the decoder", 1),
+    config::bool_key("bidirectional", "true", "bidirectional encoder"),
+    config::bool_key("attention", "true", "cross-attention of the decoder over the encoder outputs"),
+    config::int_key("attention_heads", "1", "heads of the cross-attention", 1),
+    config::number_key("dropout", "0.1",
+                       "dropout on the embeddings, between recurrent layers and before the output layer", 0,
+                       1));
 
 }  // namespace emu::models

@@ -18,11 +18,12 @@
 // Weight decay: Kipf penalises the first layer's weights only; the recipe's
 // optimizer.weight_decay applies to every parameter (as PyG's and DGL's
 // examples that reach the paper's accuracy with one decay for all).
+#include "layers/gcn.h"
+
 #include <fmt/format.h>
 
 #include "layers/activation.h"
 #include "layers/dropout.h"
-#include "layers/gcn.h"
 #include "models/registry.h"
 
 namespace emu::models {
@@ -44,7 +45,8 @@ class Gcn : public Model {
   Prediction predict(const data::Batch& batch, const std::string& split) override {
     auto adj_it = batch.sparse.find("adj");
     if (adj_it == batch.sparse.end())
-      throw std::invalid_argument("gcn: the batch has no sparse 'adj' (a graph dataset such as cora gives one)");
+      throw std::invalid_argument(
+          "gcn: the batch has no sparse 'adj' (a graph dataset such as cora gives one)");
     const std::shared_ptr<const CsrMatrix>& adj = adj_it->second;
     Tensor h;
     auto x_it = batch.sparse.find("x");
@@ -80,8 +82,9 @@ class Gcn : public Model {
     const std::string mask_name = batch.tensors.count("mask") ? "mask" : split + "_mask";
     const Tensor& mask = batch.at(mask_name);
     if (y.ndim() != 1 || mask.shape() != y.shape())
-      throw std::invalid_argument(fmt::format("gcn: 'y' {} and '{}' {} must both be (V)", shape_string(y.shape()),
-                                              mask_name, shape_string(mask.shape())));
+      throw std::invalid_argument(fmt::format("gcn: 'y' {} and '{}' {} must both be (V)",
+                                              shape_string(y.shape()), mask_name,
+                                              shape_string(mask.shape())));
     // Built on the host from the downloaded labels and mask, then put on the labels' device.
     const std::vector<float> py = y.to_vector(), pm = mask.to_vector();
     std::vector<float> t(py.size());
@@ -98,11 +101,12 @@ std::shared_ptr<Model> make_gcn(const config::Args& args, const DataMeta& meta) 
 
 }  // namespace
 
-EMU_MODEL(gcn, "2-layer GCN (Kipf & Welling): dropout, GCNConv(F, hidden), ReLU, dropout, GCNConv(hidden, classes)",
-          make_gcn, config::int_key("hidden", "16", "hidden units of the first GCN layer", 1),
-          config::number_key("dropout", "0.5", "dropout on the hidden layer's output", 0, 1),
-          config::number_key("input_dropout", "0.5", "dropout on the input features (on the stored values if sparse)",
-                             0, 1),
-          config::bool_key("bias", "true", "GCNConv bias (PyG's default; Kipf's reference code has none)"));
+EMU_MODEL(
+    gcn, "2-layer GCN (Kipf & Welling): dropout, GCNConv(F, hidden), ReLU, dropout, GCNConv(hidden, classes)",
+    make_gcn, config::int_key("hidden", "16", "hidden units of the first GCN layer", 1),
+    config::number_key("dropout", "0.5", "dropout on the hidden layer's output", 0, 1),
+    config::number_key("input_dropout", "0.5",
+                       "dropout on the input features (on the stored values if sparse)", 0, 1),
+    config::bool_key("bias", "true", "GCNConv bias (PyG's default; Kipf's reference code has none)"));
 
 }  // namespace emu::models

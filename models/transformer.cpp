@@ -18,13 +18,14 @@
 //   sparse categorical cross-entropy).
 // Differences from Keras: weights start from PyTorch's default initialisation
 // (the layers' reset_parameters), not Glorot-uniform.
+#include "layers/transformer.h"
+
 #include <fmt/format.h>
 
 #include "layers/activation.h"
 #include "layers/dropout.h"
 #include "layers/linear.h"
 #include "layers/temporal_pool.h"
-#include "layers/transformer.h"
 #include "models/registry.h"
 
 namespace emu::models {
@@ -51,14 +52,17 @@ class TimeSeriesTransformer : public Model {
     o.eps = c.eps;
     o.activation = Activation::Relu;
     for (int64_t b = 0; b < c.num_blocks; ++b)
-      blocks_.push_back(register_module(fmt::format("block{}", b), std::make_shared<TransformerEncoderBlock>(o)));
+      blocks_.push_back(
+          register_module(fmt::format("block{}", b), std::make_shared<TransformerEncoderBlock>(o)));
     // On (N, T, C): dim 2 averages the C features of each step, dim 1 the T steps.
     pool_ = register_module("pool", std::make_shared<TemporalAvgPool>(c.pool_features ? 2 : 1));
     int64_t width = c.pool_features ? c.length : c.channels;
     for (size_t i = 0; i < c.mlp_units.size(); ++i) {
-      mlp_.push_back(register_module(fmt::format("mlp{}", i), std::make_shared<Linear>(width, c.mlp_units[i])));
+      mlp_.push_back(
+          register_module(fmt::format("mlp{}", i), std::make_shared<Linear>(width, c.mlp_units[i])));
       mlp_act_.push_back(register_module(fmt::format("mlp_act{}", i), std::make_shared<ReLU>()));
-      mlp_drop_.push_back(register_module(fmt::format("mlp_drop{}", i), std::make_shared<Dropout>(c.mlp_dropout)));
+      mlp_drop_.push_back(
+          register_module(fmt::format("mlp_drop{}", i), std::make_shared<Dropout>(c.mlp_dropout)));
       width = c.mlp_units[i];
     }
     head_ = register_module("head", std::make_shared<Linear>(width, c.classes));
@@ -66,7 +70,8 @@ class TimeSeriesTransformer : public Model {
 
   Prediction predict(const data::Batch& batch, const std::string&) override {
     Tensor x = batch.at("x");
-    if (x.ndim() != 3 || x.dim(2) != config_.channels || (config_.pool_features && x.dim(1) != config_.length))
+    if (x.ndim() != 3 || x.dim(2) != config_.channels ||
+        (config_.pool_features && x.dim(1) != config_.length))
       throw std::invalid_argument(fmt::format("transformer: input 'x' of shape {}, expected (N, {}, {})",
                                               shape_string(x.shape()), config_.length, config_.channels));
     for (auto& b : blocks_) x = probe(*b, b->forward(x));
@@ -111,19 +116,22 @@ std::shared_ptr<Model> make_transformer(const config::Args& args, const DataMeta
 
 }  // namespace
 
-EMU_MODEL(transformer,
-          "the Keras time-series Transformer (FordA example): pre-norm encoder blocks, global average pooling, MLP",
-          make_transformer,
-          config::int_key("num_blocks", "4", "encoder blocks", 0),
-          config::int_key("head_size", "256", "features per attention head (Keras key_dim)", 1),
-          config::int_key("num_heads", "4", "attention heads", 1),
-          config::int_key("ff_dim", "4", "width of the kernel-1 convolution inside each block", 1),
-          config::number_key("dropout", "0.25", "dropout on the attention weights, after attention and in the feed-forward part", 0, 1),
-          config::int_list_key("mlp_units", "[128]", "widths of the MLP's hidden layers", 1),
-          config::number_key("mlp_dropout", "0.4", "dropout after each MLP hidden layer", 0, 1),
-          config::number_key("eps", "1e-6", "LayerNorm epsilon (Keras example: 1e-6)", 0),
-          config::choice_key("pool", "features", {"features", "time"},
-                             "features: Keras' GlobalAveragePooling1D(channels_first), the mean over the features of "
-                             "each step -> (N, T); time: the mean over the steps -> (N, C)"));
+EMU_MODEL(
+    transformer,
+    "the Keras time-series Transformer (FordA example): pre-norm encoder blocks, global average pooling, MLP",
+    make_transformer, config::int_key("num_blocks", "4", "encoder blocks", 0),
+    config::int_key("head_size", "256", "features per attention head (Keras key_dim)", 1),
+    config::int_key("num_heads", "4", "attention heads", 1),
+    config::int_key("ff_dim", "4", "width of the kernel-1 convolution inside each block", 1),
+    config::number_key("dropout", "0.25",
+                       "dropout on the attention weights, after attention and in the feed-forward part", 0,
+                       1),
+    config::int_list_key("mlp_units", "[128]", "widths of the MLP's hidden layers", 1),
+    config::number_key("mlp_dropout", "0.4", "dropout after each MLP hidden layer", 0, 1),
+    config::number_key("eps", "1e-6", "LayerNorm epsilon (Keras example: 1e-6)", 0),
+    config::choice_key(
+        "pool", "features", {"features", "time"},
+        "features: Keras' GlobalAveragePooling1D(channels_first), the mean over the features of "
+        "each step -> (N, T); time: the mean over the steps -> (N, C)"));
 
 }  // namespace emu::models

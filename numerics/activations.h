@@ -17,11 +17,16 @@ enum class Activation : uint8_t { Relu, Gelu, Silu, Tanh, Sigmoid };
 
 inline const char* activation_name(Activation a) {
   switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::Silu: return "silu";
-    case Activation::Tanh: return "tanh";
-    case Activation::Sigmoid: return "sigmoid";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::Silu:
+      return "silu";
+    case Activation::Tanh:
+      return "tanh";
+    case Activation::Sigmoid:
+      return "sigmoid";
   }
   return "?";
 }
@@ -40,11 +45,16 @@ EMU_HD uint64_t dropout_threshold(float p) {
 // f(x) in binary32 (numerics/functions.h): the value an activation rounds.
 EMU_HD float activation_value(Activation kind, float x) {
   switch (kind) {
-    case Activation::Relu: return x <= 0.0f ? 0.0f : x;  // NaN stays NaN, -0 gives +0
-    case Activation::Gelu: return fn_gelu(x);
-    case Activation::Silu: return fn_silu(x);
-    case Activation::Tanh: return fn_tanh(x);
-    case Activation::Sigmoid: return fn_sigmoid(x);
+    case Activation::Relu:
+      return x <= 0.0f ? 0.0f : x;  // NaN stays NaN, -0 gives +0
+    case Activation::Gelu:
+      return fn_gelu(x);
+    case Activation::Silu:
+      return fn_silu(x);
+    case Activation::Tanh:
+      return fn_tanh(x);
+    case Activation::Sigmoid:
+      return fn_sigmoid(x);
   }
   return x;
 }
@@ -67,7 +77,7 @@ EMU_HD float gelu_derivative(float x) {
 // silu'(+Inf) = 1, silu'(-Inf) = 0.
 EMU_HD float silu_derivative(float x) {
   using namespace fp32_op;
-  if (x > 0x1.fffffep127f) return 1.0f;  // +Inf
+  if (x > 0x1.fffffep127f) return 1.0f;   // +Inf
   if (x < -0x1.fffffep127f) return 0.0f;  // -Inf
   float s = fn_sigmoid(x);
   return mul(s, add(1.0f, mul(x, sub(1.0f, s))));
@@ -84,11 +94,16 @@ EMU_HD float silu_derivative(float x) {
 template <class A>
 EMU_HD float activation_grad(Activation kind, const A& a, float x, float y, float gy) {
   switch (kind) {
-    case Activation::Relu: return x > 0.0f ? gy : 0.0f;
-    case Activation::Tanh: return a.mul(gy, a.sub(1.0f, a.mul(y, y, 0), 1), 2);
-    case Activation::Sigmoid: return a.mul(gy, a.mul(y, a.sub(1.0f, y, 0), 1), 2);
-    case Activation::Gelu: return a.mul(gy, a.round(gelu_derivative(x), 0), 1);
-    case Activation::Silu: return a.mul(gy, a.round(silu_derivative(x), 0), 1);
+    case Activation::Relu:
+      return x > 0.0f ? gy : 0.0f;
+    case Activation::Tanh:
+      return a.mul(gy, a.sub(1.0f, a.mul(y, y, 0), 1), 2);
+    case Activation::Sigmoid:
+      return a.mul(gy, a.mul(y, a.sub(1.0f, y, 0), 1), 2);
+    case Activation::Gelu:
+      return a.mul(gy, a.round(gelu_derivative(x), 0), 1);
+    case Activation::Silu:
+      return a.mul(gy, a.round(silu_derivative(x), 0), 1);
   }
   return gy;
 }

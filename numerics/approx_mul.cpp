@@ -52,7 +52,7 @@ float signed_value(bool neg, uint64_t sig, int exp) {
 struct Registry {
   std::mutex mu;
   std::map<std::string, ApproxMulFn> models;
-  std::map<std::string, std::string> plugin_paths;  // name -> path it came from
+  std::map<std::string, std::string> plugin_paths;                // name -> path it came from
   std::map<std::string, std::unique_ptr<ApproxMulTable>> tables;  // "name|format" -> table
 };
 Registry& registry() {
@@ -97,7 +97,8 @@ ApproxMulFn find_locked(Registry& r, const std::string& name) {
   if (k >= 0) return trunc_fn(k, std::make_integer_sequence<int, 24>{});
   auto it = r.models.find(name);
   if (it != r.models.end()) return it->second;
-  throw ApproxMulError(fmt::format("unknown approximate multiplier '{}'; known: {}", name, known_names_locked(r)));
+  throw ApproxMulError(
+      fmt::format("unknown approximate multiplier '{}'; known: {}", name, known_names_locked(r)));
 }
 
 void register_locked(Registry& r, const std::string& name, ApproxMulFn fn) {
@@ -109,7 +110,8 @@ void register_locked(Registry& r, const std::string& name, ApproxMulFn fn) {
     throw ApproxMulError(fmt::format("approximate multiplier name '{}' is a built-in's name", name));
   auto it = r.models.find(name);
   if (it != r.models.end() && it->second != fn)
-    throw ApproxMulError(fmt::format("approximate multiplier '{}' is already registered with another function", name));
+    throw ApproxMulError(
+        fmt::format("approximate multiplier '{}' is already registered with another function", name));
   r.models[name] = fn;
 }
 
@@ -172,9 +174,10 @@ void load_approx_mul_plugin(const std::string& name, const std::string& path) {
   void* sym = dlsym(handle, kApproxMulSymbol);
   if (!sym) {
     dlclose(handle);
-    throw ApproxMulError(fmt::format("approximate multiplier '{}': plugin '{}' does not export {} "
-                                     "(extern \"C\" float {}(float, float))",
-                                     name, path, kApproxMulSymbol, kApproxMulSymbol));
+    throw ApproxMulError(
+        fmt::format("approximate multiplier '{}': plugin '{}' does not export {} "
+                    "(extern \"C\" float {}(float, float))",
+                    name, path, kApproxMulSymbol, kApproxMulSymbol));
   }
   ApproxMulFn fn = reinterpret_cast<ApproxMulFn>(sym);
   register_locked(r, name, fn);
@@ -227,14 +230,16 @@ ApproxMulTable build_approx_table(const std::string& name, const Format& f) {
       const float b = static_cast<float>(1.0 + mb * std::ldexp(1.0, -y));
       const float r = fn(a, b);
       if (!(r >= 1.0f && r < 4.0f))
-        throw ApproxMulError(fmt::format("{}: its product of {} x {} (mantissas 0x{:x}, 0x{:x}) is {}, outside "
-                                         "[1, 4): a mantissa table with a carry bit cannot hold it",
-                                         in, show(a), show(b), ma, mb, show(r)));
+        throw ApproxMulError(
+            fmt::format("{}: its product of {} x {} (mantissas 0x{:x}, 0x{:x}) is {}, outside "
+                        "[1, 4): a mantissa table with a carry bit cannot hold it",
+                        in, show(a), show(b), ma, mb, show(r)));
       const double rr = round_value(sig_round, r);
       if (rr >= 4.0)
-        throw ApproxMulError(fmt::format("{}: its product of {} x {} (mantissas 0x{:x}, 0x{:x}) is {}, which "
-                                         "rounds to 4 at {} fraction bits: beyond the carry bit",
-                                         in, show(a), show(b), ma, mb, show(r), y));
+        throw ApproxMulError(
+            fmt::format("{}: its product of {} x {} (mantissas 0x{:x}, 0x{:x}) is {}, which "
+                        "rounds to 4 at {} fraction bits: beyond the carry bit",
+                        in, show(a), show(b), ma, mb, show(r), y));
       const uint32_t carry = rr >= 2.0 ? 1 : 0;
       const uint32_t frac = static_cast<uint32_t>(std::ldexp(rr, y - static_cast<int>(carry))) - n;
       t.entries[(ma << y) | mb] = static_cast<uint16_t>((carry << y) | frac);
@@ -290,9 +295,10 @@ bool is_approx_mul_spec(const std::string& s) { return s.rfind("lut:", 0) == 0; 
 ApproxMulSpec parse_approx_mul_spec(const std::string& s) {
   const size_t colon = s.find(':', 4);
   if (!is_approx_mul_spec(s) || colon == std::string::npos || colon == 4 || colon + 1 == s.size())
-    throw ApproxMulError(fmt::format("'{}' is not an approximate multiplier spec: expected lut:<name>:<format>, "
-                                     "e.g. lut:mitchell:e5m7 (known names: {})",
-                                     s, known_approx_mul_names()));
+    throw ApproxMulError(
+        fmt::format("'{}' is not an approximate multiplier spec: expected lut:<name>:<format>, "
+                    "e.g. lut:mitchell:e5m7 (known names: {})",
+                    s, known_approx_mul_names()));
   ApproxMulSpec spec;
   spec.name = s.substr(4, colon - 4);
   find_approx_mul(spec.name);  // unknown names: the error lists the known ones

@@ -16,7 +16,8 @@ Format block_element(const Format& f) {
   e.rounding = b.elem_rounding;
   e.specials = b.elem_specials;
   e.subnormals = b.elem_subnormals;
-  e.saturate = true;  // elements saturate (OCP MX v1.0 section 6.3); the shared scale leaves no other overflow
+  e.saturate =
+      true;  // elements saturate (OCP MX v1.0 section 6.3); the shared scale leaves no other overflow
   if (b.elem_family == Family::Ieee) {
     e.exp_bits = b.elem_exp_bits;
     e.man_bits = b.elem_man_bits;
@@ -57,7 +58,8 @@ int64_t blocks_per_row(const BlockParams& p, const ReadLayout& l) {
   return b > 0 ? (l.len + b - 1) / b : 0;
 }
 
-BlockEncoded encode_blocks(const Format& f, const float* x, ReadLayout layout, uint64_t seed, uint64_t stream) {
+BlockEncoded encode_blocks(const Format& f, const float* x, ReadLayout layout, uint64_t seed,
+                           uint64_t stream) {
   const BlockParams p = block_params(f);
   BlockEncoded e;
   e.layout = block_layout(p, layout);
@@ -69,7 +71,8 @@ BlockEncoded encode_blocks(const Format& f, const float* x, ReadLayout layout, u
   e.meta.assign(static_cast<size_t>(e.layout.rows() * e.blocks_per_row), 0u);
   for (int64_t r = 0; r < e.layout.rows(); ++r) {
     for (int64_t j = 0; j < e.blocks_per_row; ++j) {
-      const int64_t k0 = j * e.block_size, k1 = k0 + e.block_size < e.layout.len ? k0 + e.block_size : e.layout.len;
+      const int64_t k0 = j * e.block_size,
+                    k1 = k0 + e.block_size < e.layout.len ? k0 + e.block_size : e.layout.len;
       e.meta[static_cast<size_t>(r * e.blocks_per_row + j)] =
           encode_one_block(p, x, e.layout, r, k0, k1, e.elements.data(), seed, stream);
     }
@@ -86,18 +89,20 @@ void decode_blocks(const Format& f, const BlockEncoded& e, float* out) {
     throw std::invalid_argument("decode_blocks: the layout has a negative size");
   const int64_t block_size = p.block_size > 0 ? p.block_size : e.layout.len;
   if (e.block_size != block_size || e.blocks_per_row != blocks_per_row(p, e.layout))
-    throw std::invalid_argument(fmt::format("decode_blocks: blocks of {} elements, {} per row, do not match {} "
-                                            "(blocks of {}, {} per row of {})",
-                                            e.block_size, e.blocks_per_row, format_name(f), block_size,
-                                            blocks_per_row(p, e.layout), e.layout.len));
+    throw std::invalid_argument(
+        fmt::format("decode_blocks: blocks of {} elements, {} per row, do not match {} "
+                    "(blocks of {}, {} per row of {})",
+                    e.block_size, e.blocks_per_row, format_name(f), block_size, blocks_per_row(p, e.layout),
+                    e.layout.len));
   if (static_cast<int64_t>(e.elements.size()) != e.layout.numel() ||
       static_cast<int64_t>(e.meta.size()) != e.layout.rows() * e.blocks_per_row)
     throw std::invalid_argument("decode_blocks: codes do not match the layout");
   for (int64_t r = 0; r < e.layout.rows(); ++r) {
     for (int64_t j = 0; j < e.blocks_per_row; ++j) {
-      const int64_t k0 = j * e.block_size, k1 = k0 + e.block_size < e.layout.len ? k0 + e.block_size : e.layout.len;
-      decode_one_block(p, e.meta[static_cast<size_t>(r * e.blocks_per_row + j)], e.elements.data(), e.layout, r, k0,
-                       k1, out);
+      const int64_t k0 = j * e.block_size,
+                    k1 = k0 + e.block_size < e.layout.len ? k0 + e.block_size : e.layout.len;
+      decode_one_block(p, e.meta[static_cast<size_t>(r * e.blocks_per_row + j)], e.elements.data(), e.layout,
+                       r, k0, k1, out);
     }
   }
 }

@@ -46,13 +46,13 @@ namespace emu {
 // (device-friendly: plain values, no pointers).
 struct BlockParams {
   BlockKind kind = BlockKind::None;
-  Format elem;            // the element format (saturating), with the spec's rounding
-  Format scale_format;    // Nvfp4: e4m3 (rne, saturating); unused otherwise
-  int emax_elem = 0;      // floor(log2(elem max finite))
-  int64_t block_size = 0; // elements per block along a row (Afp: the whole tensor)
+  Format elem;             // the element format (saturating), with the spec's rounding
+  Format scale_format;     // Nvfp4: e4m3 (rne, saturating); unused otherwise
+  int emax_elem = 0;       // floor(log2(elem max finite))
+  int64_t block_size = 0;  // elements per block along a row (Afp: the whole tensor)
   bool sign_magnitude = false;
-  int elem_bits = 0;      // width of an element code
-  int meta_bits = 8;      // width of a metadata code
+  int elem_bits = 0;  // width of an element code
+  int meta_bits = 8;  // width of a metadata code
   // Power-of-two scales with IEEE-like elements, not :sr: x / 2^s is a binary64
   // value and the bit-pattern kernel fast_ieee_d (numerics/fast_round.h, tested
   // against round_value in tests/test_gemm.cpp) rounds it.
@@ -67,13 +67,13 @@ Format block_element(const Format& f);
 
 // A tensor in a block format: element codes and metadata codes.
 struct BlockEncoded {
-  ReadLayout layout;              // the layout it was encoded with (Afp: {1, numel, 1})
-  int64_t block_size = 0;         // elements per block along a row
-  int64_t blocks_per_row = 0;     // ceil(layout.len / block_size)
-  int elem_bits = 0;              // element code width (low bits of each elements[] entry)
-  int meta_bits = 8;              // metadata code width (low bits of each meta[] entry)
-  std::vector<uint32_t> elements; // one code per element, at the element's flat index
-  std::vector<uint32_t> meta;     // one code per block: b = r * blocks_per_row + j
+  ReadLayout layout;               // the layout it was encoded with (Afp: {1, numel, 1})
+  int64_t block_size = 0;          // elements per block along a row
+  int64_t blocks_per_row = 0;      // ceil(layout.len / block_size)
+  int elem_bits = 0;               // element code width (low bits of each elements[] entry)
+  int meta_bits = 8;               // metadata code width (low bits of each meta[] entry)
+  std::vector<uint32_t> elements;  // one code per element, at the element's flat index
+  std::vector<uint32_t> meta;      // one code per block: b = r * blocks_per_row + j
 };
 
 // The block (index into e.meta) that holds the element at flat index i.
@@ -136,12 +136,18 @@ EMU_HD double block_elem_value(const BlockParams& p, float x, double scale, uint
   if (p.use_fast) {
     const double v = static_cast<double>(x) / scale;  // exact: scale is a power of two
     switch (p.elem.rounding) {
-      case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven, double>(p.fast, v);
-      case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero, double>(p.fast, v);
-      case Rounding::Up: return fast_ieee_d<Rounding::Up, double>(p.fast, v);
-      case Rounding::Down: return fast_ieee_d<Rounding::Down, double>(p.fast, v);
-      case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway, double>(p.fast, v);
-      case Rounding::Stochastic: break;
+      case Rounding::NearestEven:
+        return fast_ieee_d<Rounding::NearestEven, double>(p.fast, v);
+      case Rounding::TowardZero:
+        return fast_ieee_d<Rounding::TowardZero, double>(p.fast, v);
+      case Rounding::Up:
+        return fast_ieee_d<Rounding::Up, double>(p.fast, v);
+      case Rounding::Down:
+        return fast_ieee_d<Rounding::Down, double>(p.fast, v);
+      case Rounding::NearestAway:
+        return fast_ieee_d<Rounding::NearestAway, double>(p.fast, v);
+      case Rounding::Stochastic:
+        break;
     }
   }
   return block_elem_round(p, block_unscaled(p, x, scale), rand);
@@ -175,8 +181,8 @@ struct BlockScale {
   bool nan = false;
 };
 
-EMU_HD BlockScale block_scale(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r, int64_t k0,
-                              int64_t k1) {
+EMU_HD BlockScale block_scale(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r,
+                              int64_t k0, int64_t k1) {
   double amax = 0;
   BlockScale b;
   for (int64_t k = k0; k < k1; ++k) {
@@ -207,8 +213,8 @@ EMU_HD BlockScale block_scale(const BlockParams& p, const float* x, const ReadLa
 // Encodes the elements k0 .. k1-1 of row r: writes their codes at their flat
 // indices in `codes` and returns the block's metadata code. A NaN block, and an
 // nvfp4 block whose scale is 0, get element codes 0.
-EMU_HD uint32_t encode_one_block(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r, int64_t k0,
-                                 int64_t k1, uint32_t* codes, uint64_t seed, uint64_t stream) {
+EMU_HD uint32_t encode_one_block(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r,
+                                 int64_t k0, int64_t k1, uint32_t* codes, uint64_t seed, uint64_t stream) {
   const BlockScale b = block_scale(p, x, l, r, k0, k1);
   const bool sr = p.elem.rounding == Rounding::Stochastic;
   for (int64_t k = k0; k < k1; ++k) {
@@ -226,8 +232,8 @@ EMU_HD uint32_t encode_one_block(const BlockParams& p, const float* x, const Rea
 // decode(encode(x_i)) of the element at flat index i of a block whose metadata
 // is b: the quantize path's per-element step (a kernel may run it one thread
 // per element once the block's metadata is known).
-EMU_HD float quantize_block_element(const BlockParams& p, const BlockScale& b, float x, int64_t i, uint64_t seed,
-                                    uint64_t stream) {
+EMU_HD float quantize_block_element(const BlockParams& p, const BlockScale& b, float x, int64_t i,
+                                    uint64_t seed, uint64_t stream) {
   // Code 0 times the scale: NaN, or +0 (nvfp4 zero scale). The NaN is written
   // as quiet_nan()'s binary32 bits rather than computed as NaN * 0, whose
   // payload a GPU's multiply would not keep.
@@ -239,8 +245,8 @@ EMU_HD float quantize_block_element(const BlockParams& p, const BlockScale& b, f
 }
 
 // decode(encode(block)) without the codes: the quantize path. out may be x.
-EMU_HD void quantize_one_block(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r, int64_t k0,
-                               int64_t k1, float* out, uint64_t seed, uint64_t stream) {
+EMU_HD void quantize_one_block(const BlockParams& p, const float* x, const ReadLayout& l, int64_t r,
+                               int64_t k0, int64_t k1, float* out, uint64_t seed, uint64_t stream) {
   const BlockScale b = block_scale(p, x, l, r, k0, k1);
   for (int64_t k = k0; k < k1; ++k) {
     const int64_t i = l.index(r, k);

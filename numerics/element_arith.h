@@ -23,8 +23,8 @@ namespace emu {
 // Plain binary64 (fp64 = e11m52, round to nearest even, subnormals, Inf/NaN):
 // a native binary64 operation is R_fp64 of the exact result.
 EMU_HD bool is_native_fp64(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 11 && f.man_bits == 52 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan;
+  return f.family == Family::Ieee && f.exp_bits == 11 && f.man_bits == 52 &&
+         f.rounding == Rounding::NearestEven && f.subnormals && !f.saturate && f.specials == Specials::InfNan;
 }
 
 // R_f through numerics/fast_round.h (integer rounding of a binary64 bit
@@ -45,12 +45,18 @@ struct FastRound {
   EMU_HD double operator()(double x) const {
     if (fp64) return is_nan(x) ? quiet_nan() : x;
     switch (mode) {
-      case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(p, x);
-      case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(p, x);
-      case Rounding::Up: return fast_ieee_d<Rounding::Up>(p, x);
-      case Rounding::Down: return fast_ieee_d<Rounding::Down>(p, x);
-      case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(p, x);
-      default: return quiet_nan();  // not reached: Stochastic is not `on`
+      case Rounding::NearestEven:
+        return fast_ieee_d<Rounding::NearestEven>(p, x);
+      case Rounding::TowardZero:
+        return fast_ieee_d<Rounding::TowardZero>(p, x);
+      case Rounding::Up:
+        return fast_ieee_d<Rounding::Up>(p, x);
+      case Rounding::Down:
+        return fast_ieee_d<Rounding::Down>(p, x);
+      case Rounding::NearestAway:
+        return fast_ieee_d<Rounding::NearestAway>(p, x);
+      default:
+        return quiet_nan();  // not reached: Stochastic is not `on`
     }
   }
   // R_f(x) for an exact x that is only known to lie strictly between the two
@@ -111,9 +117,13 @@ struct MacRounding {
   bool fast;
 
   EMU_HD explicit MacRounding(const MacPolicy& policy)
-      : p(unfused(policy)), mul(policy.mul), acc(policy.acc), out(policy.out),
-        fast(policy.chunk == 0 && !(!policy.mul_exact && is_stochastic(policy.mul)) && !is_stochastic(policy.acc) &&
-             !is_stochastic(policy.out) && !custom_mul(policy)) {}  // tables, splits: mac_reduce
+      : p(unfused(policy)),
+        mul(policy.mul),
+        acc(policy.acc),
+        out(policy.out),
+        fast(policy.chunk == 0 && !(!policy.mul_exact && is_stochastic(policy.mul)) &&
+             !is_stochastic(policy.acc) && !is_stochastic(policy.out) && !custom_mul(policy)) {
+  }  // tables, splits: mac_reduce
 
   template <class Draw>
   EMU_HD double reduce(const float* a, const float* b, int64_t K, Draw draw) const {
@@ -138,7 +148,8 @@ struct ElementArith {
   FastRound fr;
   uint64_t seed = 0, stream = 0, index = 0;
 
-  EMU_HD ElementArith(const Format& format, uint64_t s, uint64_t st) : f(format), fr(format), seed(s), stream(st) {}
+  EMU_HD ElementArith(const Format& format, uint64_t s, uint64_t st)
+      : f(format), fr(format), seed(s), stream(st) {}
   EMU_HD void at(uint64_t i) { index = i; }
   EMU_HD uint32_t draw(uint32_t site) const {
     return is_stochastic(f) ? philox_draw(seed, stream + site, index) : 0u;
@@ -164,9 +175,9 @@ struct ElementArith {
 // host build has -ffp-contract=off; the device spells the rounding out).
 namespace fp32_op {
 using fp32::add;
-using fp32::sub;
-using fp32::mul;
 using fp32::div;
+using fp32::mul;
+using fp32::sub;
 }  // namespace fp32_op
 
 // The same operations when f is plain fp32: a native binary32 operation is R_fp32

@@ -10,8 +10,8 @@
 
 namespace emu {
 
-// x + y for operands without sticky bits (exact values). The sign an exact zero sum takes: +0, but -0 when rounding toward -Inf
-// (IEEE 754 section 6.3); x + x = x for zeros of one sign.
+// x + y for operands without sticky bits (exact values). The sign an exact zero sum takes: +0, but -0 when
+// rounding toward -Inf (IEEE 754 section 6.3); x + x = x for zeros of one sign.
 EMU_HD Exact exact_add(Exact x, Exact y, bool round_down) {
   if (x.kind == Exact::NaN || y.kind == Exact::NaN) return exact_nan();
   if (x.kind == Exact::Inf || y.kind == Exact::Inf) {

@@ -97,14 +97,19 @@ struct ExactRun {
     const int biased = static_cast<int>((u >> 52) & 0x7ff);
     uint64_t m = u & ((1ull << 52) - 1);
     if (biased == 0x7ff) {
-      if (m) nan = true;
-      else if (neg) neg_inf = true;
-      else pos_inf = true;
+      if (m)
+        nan = true;
+      else if (neg)
+        neg_inf = true;
+      else
+        pos_inf = true;
       return;
     }
     if (biased == 0 && m == 0) {
-      if (neg) neg_zero = true;
-      else pos_zero = true;
+      if (neg)
+        neg_zero = true;
+      else
+        pos_zero = true;
       return;
     }
     nonzero = true;
@@ -131,9 +136,12 @@ struct ExactRun {
   // the bits that matter inside the 128 bits of an Exact.
   EMU_HD_OUTLINE Exact take(bool round_down, bool wrap, int wrap_top) {
     Exact x;
-    if (nan || (pos_inf && neg_inf)) x = exact_nan();
-    else if (pos_inf || neg_inf) x = exact_inf(neg_inf);
-    else x = finite_total(round_down, wrap, wrap_top);
+    if (nan || (pos_inf && neg_inf))
+      x = exact_nan();
+    else if (pos_inf || neg_inf)
+      x = exact_inf(neg_inf);
+    else
+      x = finite_total(round_down, wrap, wrap_top);
     clear();
     return x;
   }

@@ -21,10 +21,14 @@ EMU_HD double fixed_value(const Format& f, int64_t i) {
 // The integer I of R(x).
 EMU_HD int64_t fixed_round_int(const Format& f, Exact x, uint32_t rand) {
   switch (x.kind) {
-    case Exact::NaN: return 0;
-    case Exact::Zero: return 0;
-    case Exact::Inf: return x.negative ? fixed_min_int(f) : fixed_max_int(f);
-    case Exact::Finite: break;
+    case Exact::NaN:
+      return 0;
+    case Exact::Zero:
+      return 0;
+    case Exact::Inf:
+      return x.negative ? fixed_min_int(f) : fixed_max_int(f);
+    case Exact::Finite:
+      break;
   }
   x = normalized(x);
   // |x| * 2^f >= 2^64 cannot fit; the kept bits are still right mod 2^128 for :wrap.

@@ -51,13 +51,13 @@ enum class BlockKind : uint8_t {
 // (numerics/block_format.h) builds it as a Format.
 struct BlockSpec {
   BlockKind kind = BlockKind::None;
-  int size = 0;  // elements per block along a row; 0: the whole tensor (Afp)
+  int size = 0;                       // elements per block along a row; 0: the whole tensor (Afp)
   Family elem_family = Family::Ieee;  // Ieee (mxfp*, nvfp4, afp) or Fixed (mxint8, bfp)
   Specials elem_specials = Specials::FiniteOnly;
   Rounding elem_rounding = Rounding::NearestEven;  // the spec's rounding modifier applies here
   bool elem_subnormals = true;
   bool elem_sign_magnitude = false;  // Fixed elements coded sign + magnitude (bfp), not two's complement
-  int elem_exp_bits = 0;   // Ieee elements
+  int elem_exp_bits = 0;             // Ieee elements
   int elem_man_bits = 0;
   int elem_nbits = 0;      // Fixed elements: width of the code
   int elem_frac_bits = 0;  // Fixed elements: value = integer * 2^-elem_frac_bits
@@ -80,8 +80,8 @@ struct Format {
 
   // Derived constants, filled in by finalize_format() (format_spec.cpp). The
   // defaults are those of fp32, so a default-constructed Format is fp32.
-  int bias = 127;   // Ieee exponent bias
-  int emin = -126;  // Ieee: exponent of the smallest normal binade (1 - bias)
+  int bias = 127;                      // Ieee exponent bias
+  int emin = -126;                     // Ieee: exponent of the smallest normal binade (1 - bias)
   double max_finite = 0x1.fffffep127;  // largest finite value
   double min_positive = 0x1p-149;      // smallest positive value (subnormal where there are subnormals)
   double min_normal = 0x1p-126;        // Ieee: 2^emin; Posit/Fixed: equal to min_positive
@@ -100,17 +100,18 @@ EMU_HD bool operator==(const BlockSpec& a, const BlockSpec& b) {
   return a.kind == b.kind && a.size == b.size && a.elem_family == b.elem_family &&
          a.elem_specials == b.elem_specials && a.elem_rounding == b.elem_rounding &&
          a.elem_subnormals == b.elem_subnormals && a.elem_sign_magnitude == b.elem_sign_magnitude &&
-         a.elem_exp_bits == b.elem_exp_bits && a.elem_man_bits == b.elem_man_bits && a.elem_nbits == b.elem_nbits &&
-         a.elem_frac_bits == b.elem_frac_bits;
+         a.elem_exp_bits == b.elem_exp_bits && a.elem_man_bits == b.elem_man_bits &&
+         a.elem_nbits == b.elem_nbits && a.elem_frac_bits == b.elem_frac_bits;
 }
 EMU_HD bool operator!=(const BlockSpec& a, const BlockSpec& b) { return !(a == b); }
 
 EMU_HD bool operator==(const Format& a, const Format& b) {
   return a.family == b.family && a.rounding == b.rounding && a.specials == b.specials &&
-         a.subnormals == b.subnormals && a.saturate == b.saturate && a.accumulator_only == b.accumulator_only &&
-         a.exp_bits == b.exp_bits && a.man_bits == b.man_bits && a.nbits == b.nbits && a.es == b.es &&
-         a.frac_bits == b.frac_bits && a.bias == b.bias && a.emin == b.emin && a.max_finite == b.max_finite &&
-         a.min_positive == b.min_positive && a.min_normal == b.min_normal && a.block == b.block;
+         a.subnormals == b.subnormals && a.saturate == b.saturate &&
+         a.accumulator_only == b.accumulator_only && a.exp_bits == b.exp_bits && a.man_bits == b.man_bits &&
+         a.nbits == b.nbits && a.es == b.es && a.frac_bits == b.frac_bits && a.bias == b.bias &&
+         a.emin == b.emin && a.max_finite == b.max_finite && a.min_positive == b.min_positive &&
+         a.min_normal == b.min_normal && a.block == b.block;
 }
 EMU_HD bool operator!=(const Format& a, const Format& b) { return !(a == b); }
 
@@ -122,8 +123,9 @@ EMU_HD bool is_stochastic(const Format& f) { return f.rounding == Rounding::Stoc
 // R_f is then the identity on binary32 values and one native float operation is
 // exactly R_f of the exact result, so kernels may take their native fast paths.
 EMU_HD bool is_plain_fp32(const Format& f) {
-  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 && f.rounding == Rounding::NearestEven &&
-         f.subnormals && !f.saturate && f.specials == Specials::InfNan && f.block.kind == BlockKind::None;
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 23 &&
+         f.rounding == Rounding::NearestEven && f.subnormals && !f.saturate &&
+         f.specials == Specials::InfNan && f.block.kind == BlockKind::None;
 }
 
 }  // namespace emu

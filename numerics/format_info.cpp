@@ -144,7 +144,8 @@ void describe_block(const Format& f, FormatInfo& info) {
                                      ? fmt::format("1 sign + {}-bit magnitude (value magnitude * 2^-{})",
                                                    p.elem.nbits - 1, p.elem.frac_bits)
                                      : fmt::format("{} [{}]", e.name, e.layout);
-  // Scale range: E8M0 2^-127 .. 2^(127 - emax_elem) for values a binary32 block produces; nvfp4: e4m3 2^-9 .. 448.
+  // Scale range: E8M0 2^-127 .. 2^(127 - emax_elem) for values a binary32 block produces; nvfp4: e4m3 2^-9 ..
+  // 448.
   double scale_min = 0x1p-127, scale_max = pow2_scale(1, 127 - p.emax_elem);
   std::string scale_words = "8-bit E8M0 scale 2^(code - 127) (code 0xFF = NaN)";
   switch (p.kind) {
@@ -167,7 +168,8 @@ void describe_block(const Format& f, FormatInfo& info) {
           "one exponent bias per tensor, bias = {} - s, stored as the E8M0 code s + 127 of the shift 2^s",
           p.elem.bias);
       break;
-    case BlockKind::None: break;
+    case BlockKind::None:
+      break;
   }
   const std::string block_words =
       p.block_size > 0 ? fmt::format("blocks of {} elements along each reduction row", p.block_size)
@@ -186,14 +188,16 @@ void describe_block(const Format& f, FormatInfo& info) {
   info.inf_codes = e.inf_codes;
   info.rounding = "elements: " + e.rounding;
   auto& s = info.specials;
-  s.push_back(fmt::format("width is that of an element code; each block adds an {}-bit metadata code", p.meta_bits));
+  s.push_back(
+      fmt::format("width is that of an element code; each block adds an {}-bit metadata code", p.meta_bits));
   if (p.kind == BlockKind::Nvfp4)
     s.push_back("scale = R_e4m3(max|x| / 6) per block; a scale that rounds to 0 gives an all-zero block");
   else
-    s.push_back(fmt::format("scale 2^s, s = max(-127, floor(log2 max|x|) - {}) per block; an all-zero block has s = -127",
-                            p.emax_elem));
-  s.push_back("elements: R(x / scale) in the element format, saturating at +-" + fmt::format("{}", p.elem.max_finite) +
-              (p.elem.family == Family::Fixed ? " (symmetric)" : ""));
+    s.push_back(fmt::format(
+        "scale 2^s, s = max(-127, floor(log2 max|x|) - {}) per block; an all-zero block has s = -127",
+        p.emax_elem));
+  s.push_back("elements: R(x / scale) in the element format, saturating at +-" +
+              fmt::format("{}", p.elem.max_finite) + (p.elem.family == Family::Fixed ? " (symmetric)" : ""));
   s.push_back("NaN or Inf anywhere in a block: NaN scale code, the whole block reads as NaN");
   s.push_back("only a whole-tensor read rounds into it; where one value is rounded alone it acts as fp32");
 }

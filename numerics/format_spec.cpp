@@ -15,8 +15,10 @@ namespace {
 constexpr const char* kModifiers = "rne, rtz, rup, rdn, rna, sr, nosub, sat, wrap";
 constexpr const char* kBases =
     "eXmY (X 1..8, Y 0..23; accumulators up to e11m52), fp32, tf32, bf16, fp16, fp64, fp8_e5m2, "
-    "fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1, posit<n>_<es>, fixed<w>_<f>, int<w>; block formats (reads only): "
-    "bfp<m>_b<B> (m 1..23, B 1..65536), mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8, nvfp4, "
+    "fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1, posit<n>_<es>, fixed<w>_<f>, int<w>; block formats (reads "
+    "only): "
+    "bfp<m>_b<B> (m 1..23, B 1..65536), mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8, "
+    "nvfp4, "
     "afp<X>m<Y> (X 1..8, Y 0..23)";
 
 struct Alias {
@@ -26,11 +28,11 @@ struct Alias {
   bool canonical;  // printed by format_name (fp8_e5m2 is plain e5m2)
 };
 constexpr Alias kAliases[] = {
-    {"fp32", 8, 23, Specials::InfNan, true},          {"tf32", 8, 10, Specials::InfNan, true},
-    {"bf16", 8, 7, Specials::InfNan, true},           {"fp16", 5, 10, Specials::InfNan, true},
-    {"fp64", 11, 52, Specials::InfNan, true},         {"fp8_e5m2", 5, 2, Specials::InfNan, false},
-    {"fp8_e4m3", 4, 3, Specials::NanOnly, true},      {"fp6_e3m2", 3, 2, Specials::FiniteOnly, true},
-    {"fp6_e2m3", 2, 3, Specials::FiniteOnly, true},   {"fp4_e2m1", 2, 1, Specials::FiniteOnly, true},
+    {"fp32", 8, 23, Specials::InfNan, true},        {"tf32", 8, 10, Specials::InfNan, true},
+    {"bf16", 8, 7, Specials::InfNan, true},         {"fp16", 5, 10, Specials::InfNan, true},
+    {"fp64", 11, 52, Specials::InfNan, true},       {"fp8_e5m2", 5, 2, Specials::InfNan, false},
+    {"fp8_e4m3", 4, 3, Specials::NanOnly, true},    {"fp6_e3m2", 3, 2, Specials::FiniteOnly, true},
+    {"fp6_e2m3", 2, 3, Specials::FiniteOnly, true}, {"fp4_e2m1", 2, 1, Specials::FiniteOnly, true},
 };
 
 // The named block formats (docs/block_formats.md): OCP MX v1.0 and NVFP4.
@@ -68,9 +70,7 @@ long read_number(std::string_view s, size_t& pos) {
   return pos == start ? -1 : value;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // Parses "<a>" or "<a>_<b>" after `prefix`; false if the token does not have that shape.
 bool parse_numbers(std::string_view token, std::string_view prefix, bool second, long* a, long* b) {
@@ -104,13 +104,12 @@ bool posit_fits(int n, int es, int precision, int emin, int emax, std::string* w
       return false;
     }
     if (frac_bits > precision - 1) {
-      *why = fmt::format("it has {} fraction bits, more than the {} of the target", frac_bits,
-                         precision - 1);
+      *why = fmt::format("it has {} fraction bits, more than the {} of the target", frac_bits, precision - 1);
       return false;
     }
     if (lowest < emin && lowest - frac_bits < emin - (precision - 1)) {
-      *why = fmt::format("its values near 2^{} need bits below the smallest subnormal 2^{}",
-                         lowest, emin - (precision - 1));
+      *why = fmt::format("its values near 2^{} need bits below the smallest subnormal 2^{}", lowest,
+                         emin - (precision - 1));
       return false;
     }
   }
@@ -210,7 +209,8 @@ bool parse_block(std::string_view spec, std::string_view token, Format& f) {
   if (starts_with(token, "afp")) {
     size_t pos = 3;
     long x = read_number(token, pos);
-    if (x < 0 || pos >= token.size() || token[pos] != 'm') fail(spec, token, "is not afp<X>m<Y> (e.g. afp4m3)");
+    if (x < 0 || pos >= token.size() || token[pos] != 'm')
+      fail(spec, token, "is not afp<X>m<Y> (e.g. afp4m3)");
     ++pos;
     long y = read_number(token, pos);
     if (y < 0 || pos != token.size()) fail(spec, token, "is not afp<X>m<Y> (e.g. afp4m3)");
@@ -232,7 +232,7 @@ bool parse_block(std::string_view spec, std::string_view token, Format& f) {
 // (IEEE-like elements of MX / nvfp4); elements always saturate.
 void apply_block_modifier(std::string_view spec, std::string_view token, Format& f, bool& rounding_set) {
   static constexpr std::pair<const char*, Rounding> kModes[] = {
-      {"rne", Rounding::NearestEven}, {"rtz", Rounding::TowardZero}, {"rup", Rounding::Up},
+      {"rne", Rounding::NearestEven}, {"rtz", Rounding::TowardZero},  {"rup", Rounding::Up},
       {"rdn", Rounding::Down},        {"rna", Rounding::NearestAway}, {"sr", Rounding::Stochastic}};
   for (const auto& m : kModes) {
     if (token == m.first) {
@@ -245,7 +245,8 @@ void apply_block_modifier(std::string_view spec, std::string_view token, Format&
   }
   if (token == "nosub") {
     if (f.block.elem_family != Family::Ieee || f.block.kind == BlockKind::Afp)
-      fail(spec, token, "applies to the floating-point elements of mxfp*/nvfp4 only (afp has no subnormals anyway)");
+      fail(spec, token,
+           "applies to the floating-point elements of mxfp*/nvfp4 only (afp has no subnormals anyway)");
     f.block.elem_subnormals = false;
     return;
   }
@@ -273,7 +274,8 @@ void apply_modifier(std::string_view spec, std::string_view token, Format& f, bo
     }
   }
   if (token == "nosub") {
-    if (f.family != Family::Ieee) fail(spec, token, "applies to eXmY formats only (posits and fixed point have no subnormals)");
+    if (f.family != Family::Ieee)
+      fail(spec, token, "applies to eXmY formats only (posits and fixed point have no subnormals)");
     f.subnormals = false;
     return;
   }
@@ -305,9 +307,15 @@ void finalize_format(Format& f) {
       const uint64_t top = (1ull << f.exp_bits) - 1, man_all = (1ull << f.man_bits) - 1;
       uint64_t largest = 0;
       switch (f.specials) {
-        case Specials::InfNan: largest = ((top - 1) << f.man_bits) | man_all; break;
-        case Specials::NanOnly: largest = (top << f.man_bits) | (man_all - 1); break;
-        case Specials::FiniteOnly: largest = (top << f.man_bits) | man_all; break;
+        case Specials::InfNan:
+          largest = ((top - 1) << f.man_bits) | man_all;
+          break;
+        case Specials::NanOnly:
+          largest = (top << f.man_bits) | (man_all - 1);
+          break;
+        case Specials::FiniteOnly:
+          largest = (top << f.man_bits) | man_all;
+          break;
       }
       Format with_sub = f;
       with_sub.subnormals = true;
@@ -347,7 +355,8 @@ Format parse_format(std::string_view spec) {
   Format f = parse_base(spec, tokens[0]);
   bool rounding_set = false, sat_set = false, wrap_set = false;
   for (size_t i = 1; i < tokens.size(); ++i) {
-    if (tokens[i].empty()) fail(spec, tokens[i], fmt::format("is an empty modifier; allowed: {}", kModifiers));
+    if (tokens[i].empty())
+      fail(spec, tokens[i], fmt::format("is an empty modifier; allowed: {}", kModifiers));
     if (is_block(f)) {
       apply_block_modifier(spec, tokens[i], f, rounding_set);
       continue;
@@ -369,14 +378,18 @@ std::string block_name(const Format& f) {
   const BlockSpec& b = f.block;
   std::string name;
   switch (b.kind) {
-    case BlockKind::Bfp: name = fmt::format("bfp{}_b{}", b.elem_nbits - 1, b.size); break;
-    case BlockKind::Afp: name = fmt::format("afp{}m{}", b.elem_exp_bits, b.elem_man_bits); break;
+    case BlockKind::Bfp:
+      name = fmt::format("bfp{}_b{}", b.elem_nbits - 1, b.size);
+      break;
+    case BlockKind::Afp:
+      name = fmt::format("afp{}m{}", b.elem_exp_bits, b.elem_man_bits);
+      break;
     default:
       for (const BlockAlias& alias : kBlockAliases) {
         const int x = alias.elem_family == Family::Ieee ? b.elem_exp_bits : b.elem_nbits;
         const int y = alias.elem_family == Family::Ieee ? b.elem_man_bits : b.elem_frac_bits;
-        if (alias.kind == b.kind && alias.size == b.size && alias.elem_family == b.elem_family && alias.a == x &&
-            alias.b == y && alias.specials == b.elem_specials) {
+        if (alias.kind == b.kind && alias.size == b.size && alias.elem_family == b.elem_family &&
+            alias.a == x && alias.b == y && alias.specials == b.elem_specials) {
           name = alias.name;
           break;
         }
@@ -384,7 +397,8 @@ std::string block_name(const Format& f) {
       if (name.empty()) name = "block?";
   }
   static constexpr const char* kModeNames[] = {"rne", "rtz", "rup", "rdn", "rna", "sr"};
-  if (b.elem_rounding != Rounding::NearestEven) name += fmt::format(":{}", kModeNames[static_cast<int>(b.elem_rounding)]);
+  if (b.elem_rounding != Rounding::NearestEven)
+    name += fmt::format(":{}", kModeNames[static_cast<int>(b.elem_rounding)]);
   if (!b.elem_subnormals && b.kind != BlockKind::Afp) name += ":nosub";
   return name;
 }
@@ -405,13 +419,17 @@ std::string format_name(const Format& f) {
       if (name.empty()) name = fmt::format("e{}m{}", f.exp_bits, f.man_bits);
       break;
     }
-    case Family::Posit: name = fmt::format("posit{}_{}", f.nbits, f.es); break;
+    case Family::Posit:
+      name = fmt::format("posit{}_{}", f.nbits, f.es);
+      break;
     case Family::Fixed:
-      name = f.frac_bits == 0 ? fmt::format("int{}", f.nbits) : fmt::format("fixed{}_{}", f.nbits, f.frac_bits);
+      name =
+          f.frac_bits == 0 ? fmt::format("int{}", f.nbits) : fmt::format("fixed{}_{}", f.nbits, f.frac_bits);
       break;
   }
   static constexpr const char* kModeNames[] = {"rne", "rtz", "rup", "rdn", "rna", "sr"};
-  if (f.rounding != Rounding::NearestEven) name += fmt::format(":{}", kModeNames[static_cast<int>(f.rounding)]);
+  if (f.rounding != Rounding::NearestEven)
+    name += fmt::format(":{}", kModeNames[static_cast<int>(f.rounding)]);
   if (f.family == Family::Ieee && !f.subnormals) name += ":nosub";
   if (f.family == Family::Ieee && f.saturate && f.specials != Specials::FiniteOnly) name += ":sat";
   if (f.family == Family::Fixed && !f.saturate) name += ":wrap";
@@ -429,9 +447,12 @@ void require_element_format(const Format& f, std::string_view role) {
 void require_storage(const Format& f, std::string_view role) {
   if (!f.accumulator_only) return;
   std::string why;
-  if (f.family == Family::Posit) posit_fits(f.nbits, f.es, 24, -126, 127, &why);
-  else if (f.family == Family::Fixed) why = fmt::format("its {}-bit integers do not all fit binary32's 24-bit significand", f.nbits);
-  else why = "its exponent or fraction is wider than binary32's e8m23";
+  if (f.family == Family::Posit)
+    posit_fits(f.nbits, f.es, 24, -126, 127, &why);
+  else if (f.family == Family::Fixed)
+    why = fmt::format("its {}-bit integers do not all fit binary32's 24-bit significand", f.nbits);
+  else
+    why = "its exponent or fraction is wider than binary32's e8m23";
   throw FormatError(fmt::format(
       "format '{}' is accumulator-only: {}; it may only be an accumulator (acc, acc_outer, mul), not {}",
       format_name(f), why, role));

@@ -44,9 +44,9 @@ namespace fn_detail {
 
 // One IEEE binary32 operation, rounded to nearest even, never fused.
 using fp32::add;
-using fp32::sub;
-using fp32::mul;
 using fp32::div;
+using fp32::mul;
+using fp32::sub;
 
 // Every NaN result is this one (positive, quiet, zero payload): hosts and
 // devices propagate NaN payloads differently, so none is propagated.

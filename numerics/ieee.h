@@ -22,10 +22,14 @@ EMU_HD double ieee_overflow(const Format& f, bool negative, bool toward_zero) {
 // is accumulator-only).
 EMU_HD double ieee_round(const Format& f, Exact x, uint32_t rand) {
   switch (x.kind) {
-    case Exact::NaN: return quiet_nan();
-    case Exact::Inf: return ieee_overflow(f, x.negative, false);
-    case Exact::Zero: return with_sign(0.0, x.negative);
-    case Exact::Finite: break;
+    case Exact::NaN:
+      return quiet_nan();
+    case Exact::Inf:
+      return ieee_overflow(f, x.negative, false);
+    case Exact::Zero:
+      return with_sign(0.0, x.negative);
+    case Exact::Finite:
+      break;
   }
   x = normalized(x);
   int binade = x.exp + 127;  // |x| in [2^binade, 2^(binade+1))

@@ -54,9 +54,10 @@ inline std::vector<int64_t> target_classes(const char* op, const std::vector<flo
   for (size_t i = 0; i < targets.size(); ++i) {
     cls[i] = target_class(targets[i], C, ignore_index);
     if (cls[i] == -2)
-      throw std::invalid_argument(fmt::format("{}: target {} of row {} is not a class index in [0, {}) nor "
-                                              "ignore_index {}",
-                                              op, targets[i], i, C, ignore_index));
+      throw std::invalid_argument(
+          fmt::format("{}: target {} of row {} is not a class index in [0, {}) nor "
+                      "ignore_index {}",
+                      op, targets[i], i, C, ignore_index));
   }
   return cls;
 }
@@ -76,7 +77,8 @@ EMU_HD float cross_entropy_loss(const MacPolicy& p, const double* rows, int64_t 
     ++count;
     total = add_into(p.acc, total, -rows[r], draw_at(p.acc, key, kTotal, static_cast<uint64_t>(r)));
   }
-  return static_cast<float>(format_div(p.out, total, static_cast<double>(count), draw_at(p.out, key, kMean, 0)));
+  return static_cast<float>(
+      format_div(p.out, total, static_cast<double>(count), draw_at(p.out, key, kMean, 0)));
 }
 
 // gx_ij = R_g(R_g(R_g(exp(logp_ij)) - q_j) * w) (sites kProb, kDiff, kGrad), q_j the
@@ -100,8 +102,10 @@ template <class Key>
 EMU_HD float mse_loss(const MacPolicy& p, const float* diff, int64_t n, const Key& key) {
   using namespace loss_site;
   const MacPolicy acc = accumulate_only(p);
-  const double total = row_dot(MacRounding(acc), native_dot(acc), diff, diff, n, row_draws(key, kMseSum, 0, n, p.chunk));
-  return static_cast<float>(format_div(p.out, total, static_cast<double>(n), draw_at(p.out, key, kMseMean, 0)));
+  const double total =
+      row_dot(MacRounding(acc), native_dot(acc), diff, diff, n, row_draws(key, kMseSum, 0, n, p.chunk));
+  return static_cast<float>(
+      format_div(p.out, total, static_cast<double>(n), draw_at(p.out, key, kMseMean, 0)));
 }
 
 // gx_i = R_g(diff_i * w) (site kGrad).

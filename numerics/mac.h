@@ -176,8 +176,9 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
                    !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
     return;
   }
-  s.acc = mac_term_split(p, p.split == SplitMul::Auto ? s.split : p.split, s.acc, a, b, !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
-                   is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
+  s.acc = mac_term_split(p, p.split == SplitMul::Auto ? s.split : p.split, s.acc, a, b,
+                         !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
+                         is_stochastic(p.acc) ? draw(MacSites::accumulate(k)) : 0);
 }
 
 // After the K terms: the last chunk's promotion, the bias (may be null), and
@@ -202,8 +203,8 @@ EMU_HD double mac_finish(const MacPolicy& p, MacState& s, int64_t K, const float
 // y = R_out(sum) of one whole reduction: mac_step for k = 0 .. K-1, then
 // mac_finish. `bias` may be null.
 template <class Draw>
-EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K,
-                         const float* bias, Draw draw) {
+EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K, const float* bias,
+                         Draw draw) {
   MacState s = mac_state_for(p, a, b, K);
   for (int64_t k = 0; k < K; ++k) mac_step(p, s, K, k, a[k], b[k], draw);
   return mac_finish(p, s, K, bias, draw);

@@ -44,8 +44,7 @@ struct ChunkedReduce {
   EMU_HD ChunkedReduce(const MacPolicy& p, bool sum)
       : whole(unfused(p)), piece(piece_policy(unfused(p))), native(false) {
     const MacPolicy& q = piece.p;
-    native = sum ? native_sum(q) && is_plain_fp32(q.out)
-                 : native_dot(q) && !custom_mul(q);
+    native = sum ? native_sum(q) && is_plain_fp32(q.out) : native_dot(q) && !custom_mul(q);
   }
 
   EMU_HD static MacPolicy piece_policy(const MacPolicy& p) {

@@ -161,7 +161,8 @@ void parallel_parts(int parts, const std::function<void(int)>& part) {
 
 void parallel_for(int64_t n, int threads, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
-  const int64_t t = std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+  const int64_t t =
+      std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
   if (t <= 1) {
     body(0, n);
     return;

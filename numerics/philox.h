@@ -130,8 +130,7 @@ struct PhiloxStream {
   // offset % 4 words of that block skipped. From a zero counter neither
   // addition can carry (offset / 4 < 2^62), so plain assignment is exact.
   EMU_HD void init(uint64_t seed, uint64_t subsequence, uint64_t offset) {
-    init_at(philox_key(seed), philox_counter(subsequence, offset >> 2),
-            static_cast<uint32_t>(offset & 3));
+    init_at(philox_key(seed), philox_counter(subsequence, offset >> 2), static_cast<uint32_t>(offset & 3));
   }
 
   // curand(): the next word; after the fourth word of a block the counter

@@ -13,11 +13,16 @@ namespace emu {
 
 const char* pwl_function_name(PwlFunction f) {
   switch (f) {
-    case PwlFunction::Exp: return "exp";
-    case PwlFunction::Tanh: return "tanh";
-    case PwlFunction::Sigmoid: return "sigmoid";
-    case PwlFunction::Gelu: return "gelu";
-    case PwlFunction::Silu: return "silu";
+    case PwlFunction::Exp:
+      return "exp";
+    case PwlFunction::Tanh:
+      return "tanh";
+    case PwlFunction::Sigmoid:
+      return "sigmoid";
+    case PwlFunction::Gelu:
+      return "gelu";
+    case PwlFunction::Silu:
+      return "silu";
   }
   return "?";
 }
@@ -26,11 +31,16 @@ const char* pwl_function_name(PwlFunction f) {
 // about 1e-2 of the side rule for pwl:<K>; docs/functions.md lists the gaps).
 PwlDomain pwl_domain(PwlFunction f) {
   switch (f) {
-    case PwlFunction::Exp: return {-8.0f, 0.0f, PwlSide::Constant, PwlSide::Extend, 0.0f, 0.0f};
-    case PwlFunction::Tanh: return {-3.0f, 3.0f, PwlSide::Constant, PwlSide::Constant, -1.0f, 1.0f};
-    case PwlFunction::Sigmoid: return {-6.0f, 6.0f, PwlSide::Constant, PwlSide::Constant, 0.0f, 1.0f};
-    case PwlFunction::Gelu: return {-4.0f, 4.0f, PwlSide::Constant, PwlSide::Identity, 0.0f, 0.0f};
-    case PwlFunction::Silu: return {-8.0f, 8.0f, PwlSide::Constant, PwlSide::Identity, 0.0f, 0.0f};
+    case PwlFunction::Exp:
+      return {-8.0f, 0.0f, PwlSide::Constant, PwlSide::Extend, 0.0f, 0.0f};
+    case PwlFunction::Tanh:
+      return {-3.0f, 3.0f, PwlSide::Constant, PwlSide::Constant, -1.0f, 1.0f};
+    case PwlFunction::Sigmoid:
+      return {-6.0f, 6.0f, PwlSide::Constant, PwlSide::Constant, 0.0f, 1.0f};
+    case PwlFunction::Gelu:
+      return {-4.0f, 4.0f, PwlSide::Constant, PwlSide::Identity, 0.0f, 0.0f};
+    case PwlFunction::Silu:
+      return {-8.0f, 8.0f, PwlSide::Constant, PwlSide::Identity, 0.0f, 0.0f};
   }
   return {};
 }
@@ -38,8 +48,8 @@ PwlDomain pwl_domain(PwlFunction f) {
 FunctionApprox make_pwl(PwlFunction f, const std::vector<float>& breaks) {
   const int n = static_cast<int>(breaks.size());
   if (n < 2 || n > kPwlMaxPieces + 1)
-    throw std::invalid_argument(
-        fmt::format("needs 2 to {} breakpoints (1 to {} pieces), got {}", kPwlMaxPieces + 1, kPwlMaxPieces, n));
+    throw std::invalid_argument(fmt::format("needs 2 to {} breakpoints (1 to {} pieces), got {}",
+                                            kPwlMaxPieces + 1, kPwlMaxPieces, n));
   for (int k = 0; k < n; ++k) {
     if (!(breaks[k] - breaks[k] == 0.0f))
       throw std::invalid_argument(fmt::format("breakpoint '{}' is not finite", breaks[k]));
@@ -66,8 +76,9 @@ FunctionApprox make_pwl(PwlFunction f, const std::vector<float>& breaks) {
     const double dv = static_cast<double>(fa.values[k + 1]) - static_cast<double>(fa.values[k]);
     const double db = static_cast<double>(fa.breaks[k + 1]) - static_cast<double>(fa.breaks[k]);
     fa.slope[k] = static_cast<float>(dv / db);
-    fa.intercept[k] = static_cast<float>(static_cast<double>(fa.values[k]) -
-                                         static_cast<double>(fa.slope[k]) * static_cast<double>(fa.breaks[k]));
+    fa.intercept[k] =
+        static_cast<float>(static_cast<double>(fa.values[k]) -
+                           static_cast<double>(fa.slope[k]) * static_cast<double>(fa.breaks[k]));
   }
   return fa;
 }
@@ -78,7 +89,8 @@ FunctionApprox make_pwl(PwlFunction f, int pieces) {
   const PwlDomain d = pwl_domain(f);
   std::vector<float> b(static_cast<size_t>(pieces + 1));
   const double lo = d.lo, hi = d.hi;
-  for (int k = 0; k <= pieces; ++k) b[static_cast<size_t>(k)] = static_cast<float>(lo + (hi - lo) * k / pieces);
+  for (int k = 0; k <= pieces; ++k)
+    b[static_cast<size_t>(k)] = static_cast<float>(lo + (hi - lo) * k / pieces);
   return make_pwl(f, b);
 }
 
@@ -100,7 +112,8 @@ FunctionApprox parse_function_approx(PwlFunction f, const std::string& value) {
     return fa;
   }
   if (value.rfind("pwl:", 0) != 0)
-    throw std::invalid_argument("is not a function mode; allowed: exact, pwl:<K> (pieces), pwl:<b0>,<b1>,... (breakpoints)");
+    throw std::invalid_argument(
+        "is not a function mode; allowed: exact, pwl:<K> (pieces), pwl:<b0>,<b1>,... (breakpoints)");
   const std::string rest = value.substr(4);
   if (rest.find(',') == std::string::npos) {
     if (!is_whole_number(rest))
@@ -115,16 +128,19 @@ FunctionApprox parse_function_approx(PwlFunction f, const std::string& value) {
   size_t start = 0;
   while (true) {
     const size_t comma = rest.find(',', start);
-    const std::string token = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string token =
+        rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const char* s = token.c_str();
     char* end = nullptr;
     errno = 0;
     const double v = token.empty() ? 0.0 : std::strtod(s, &end);
     if (token.empty() || end != s + token.size() || errno == ERANGE || !(v - v == 0.0))
-      throw std::invalid_argument(fmt::format("has breakpoint '{}', which is not a finite decimal number", token));
+      throw std::invalid_argument(
+          fmt::format("has breakpoint '{}', which is not a finite decimal number", token));
     const float b = static_cast<float>(v);
     if (!(b - b == 0.0f))
-      throw std::invalid_argument(fmt::format("has breakpoint '{}', which is beyond the binary32 range", token));
+      throw std::invalid_argument(
+          fmt::format("has breakpoint '{}', which is beyond the binary32 range", token));
     breaks.push_back(b);
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -51,10 +51,10 @@ struct FunctionApprox {
   FunctionMode mode = FunctionMode::Exact;
   PwlFunction fn = PwlFunction::Exp;
   PwlSide below_side = PwlSide::Constant, above_side = PwlSide::Constant;
-  int32_t pieces = 0;                        // K (Pwl), 0 (Exact)
-  float below = 0.0f, above = 0.0f;          // the Constant sides' values
-  float breaks[kPwlMaxPieces + 1] = {};      // b_0 .. b_K
-  float values[kPwlMaxPieces + 1] = {};      // v_k = f(b_k), binary32
+  int32_t pieces = 0;                    // K (Pwl), 0 (Exact)
+  float below = 0.0f, above = 0.0f;      // the Constant sides' values
+  float breaks[kPwlMaxPieces + 1] = {};  // b_0 .. b_K
+  float values[kPwlMaxPieces + 1] = {};  // v_k = f(b_k), binary32
   float slope[kPwlMaxPieces] = {};
   float intercept[kPwlMaxPieces] = {};
 
@@ -71,11 +71,16 @@ struct PwlDomain {
 // The project's exact binary32 function.
 EMU_HD float pwl_exact(PwlFunction f, float x) {
   switch (f) {
-    case PwlFunction::Exp: return fn_exp(x);
-    case PwlFunction::Tanh: return fn_tanh(x);
-    case PwlFunction::Sigmoid: return fn_sigmoid(x);
-    case PwlFunction::Gelu: return fn_gelu(x);
-    case PwlFunction::Silu: return fn_silu(x);
+    case PwlFunction::Exp:
+      return fn_exp(x);
+    case PwlFunction::Tanh:
+      return fn_tanh(x);
+    case PwlFunction::Sigmoid:
+      return fn_sigmoid(x);
+    case PwlFunction::Gelu:
+      return fn_gelu(x);
+    case PwlFunction::Silu:
+      return fn_silu(x);
   }
   return x;
 }
@@ -126,9 +131,13 @@ EMU_HD float pwl_value(const FunctionApprox& fa, const A& a, float x, uint32_t s
 EMU_HD float pwl_slope(const FunctionApprox& fa, float x) {
   const int K = fa.pieces;
   if (x < fa.breaks[0])
-    return fa.below_side == PwlSide::Constant ? 0.0f : fa.below_side == PwlSide::Identity ? 1.0f : fa.slope[0];
+    return fa.below_side == PwlSide::Constant   ? 0.0f
+           : fa.below_side == PwlSide::Identity ? 1.0f
+                                                : fa.slope[0];
   if (x > fa.breaks[K])
-    return fa.above_side == PwlSide::Constant ? 0.0f : fa.above_side == PwlSide::Identity ? 1.0f : fa.slope[K - 1];
+    return fa.above_side == PwlSide::Constant   ? 0.0f
+           : fa.above_side == PwlSide::Identity ? 1.0f
+                                                : fa.slope[K - 1];
   if (x <= fa.breaks[K]) return fa.slope[pwl_piece(fa, x)];
   return x;  // NaN
 }

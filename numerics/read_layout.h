@@ -29,7 +29,9 @@ struct ReadLayout {
   EMU_HD int64_t rows() const { return outer * inner; }
   EMU_HD int64_t numel() const { return outer * len * inner; }
   // The flat index of element k of row r (r = o * inner + i).
-  EMU_HD int64_t index(int64_t r, int64_t k) const { return (r / inner) * len * inner + k * inner + (r % inner); }
+  EMU_HD int64_t index(int64_t r, int64_t k) const {
+    return (r / inner) * len * inner + k * inner + (r % inner);
+  }
 };
 
 // Rows along the last dimension: `numel` elements in rows of `last_dim`.

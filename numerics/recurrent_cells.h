@@ -42,68 +42,68 @@ constexpr uint32_t kGradBias = 3;  // dbias
 // Rounding sites (stream offsets from the step's key) of the LSTM ops.
 namespace lstm_site {
 // Forward.
-constexpr uint32_t kReadH = 0;   // R_act(h_{t-1}) into xh
-constexpr uint32_t kGates = 1;   // the gate reductions (N x 4H outputs, K = I+H)
-constexpr uint32_t kI = 2;       // i = R(sigmoid(a_i))
-constexpr uint32_t kF = 3;       // f = R(sigmoid(a_f))
-constexpr uint32_t kG = 4;       // g = R(tanh(a_g))
-constexpr uint32_t kO = 5;       // o = R(sigmoid(a_o))
-constexpr uint32_t kFC = 6;      // R(f * c_{t-1})
-constexpr uint32_t kIG = 7;      // R(i * g)
-constexpr uint32_t kC = 8;       // c_t = R(fc + ig)
-constexpr uint32_t kTanhC = 9;   // tc = R(tanh(c_t))
-constexpr uint32_t kH = 10;      // h_t = R(o * tc)
-constexpr uint32_t kPwlI = 11;   // 11..15: pwl products R(slope * x) of i, f, g, o, tanh(c_t)
+constexpr uint32_t kReadH = 0;  // R_act(h_{t-1}) into xh
+constexpr uint32_t kGates = 1;  // the gate reductions (N x 4H outputs, K = I+H)
+constexpr uint32_t kI = 2;      // i = R(sigmoid(a_i))
+constexpr uint32_t kF = 3;      // f = R(sigmoid(a_f))
+constexpr uint32_t kG = 4;      // g = R(tanh(a_g))
+constexpr uint32_t kO = 5;      // o = R(sigmoid(a_o))
+constexpr uint32_t kFC = 6;     // R(f * c_{t-1})
+constexpr uint32_t kIG = 7;     // R(i * g)
+constexpr uint32_t kC = 8;      // c_t = R(fc + ig)
+constexpr uint32_t kTanhC = 9;  // tc = R(tanh(c_t))
+constexpr uint32_t kH = 10;     // h_t = R(o * tc)
+constexpr uint32_t kPwlI = 11;  // 11..15: pwl products R(slope * x) of i, f, g, o, tanh(c_t)
 constexpr uint32_t kPwlF = 12;
 constexpr uint32_t kPwlG = 13;
 constexpr uint32_t kPwlO = 14;
 constexpr uint32_t kPwlTanhC = 15;
 // Backward.
-constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
-constexpr uint32_t kDtc = 1;     // dtc = R(dh * o)
-constexpr uint32_t kDo = 2;      // do = R(dh * tc)
+constexpr uint32_t kDh = 0;        // dh = R(gy + dh_next)
+constexpr uint32_t kDtc = 1;       // dtc = R(dh * o)
+constexpr uint32_t kDo = 2;        // do = R(dh * tc)
 constexpr uint32_t kTanhGrad = 3;  // 3, 4, 5: R(dtc * R(1 - R(tc * tc)))
-constexpr uint32_t kDc = 6;      // dc = R(dc_next + that)
-constexpr uint32_t kDi = 7;      // di = R(dc * g)
-constexpr uint32_t kDg = 8;      // dg = R(dc * i)
-constexpr uint32_t kDf = 9;      // df = R(dc * c_{t-1})
-constexpr uint32_t kDcPrev = 10; // dc_{t-1} = R(dc * f)
-constexpr uint32_t kGradI = 11;  // 11..13: da_i = R(di * R(i * R(1 - i)))
-constexpr uint32_t kGradF = 14;  // 14..16: da_f
-constexpr uint32_t kGradG = 17;  // 17..19: da_g = R(dg * R(1 - R(g * g)))
-constexpr uint32_t kGradO = 20;  // 20..22: da_o
-constexpr uint32_t kGemmH = 23;  // dh_{t-1} = R(sum over the 4H gate units of da * W_hh)
+constexpr uint32_t kDc = 6;        // dc = R(dc_next + that)
+constexpr uint32_t kDi = 7;        // di = R(dc * g)
+constexpr uint32_t kDg = 8;        // dg = R(dc * i)
+constexpr uint32_t kDf = 9;        // df = R(dc * c_{t-1})
+constexpr uint32_t kDcPrev = 10;   // dc_{t-1} = R(dc * f)
+constexpr uint32_t kGradI = 11;    // 11..13: da_i = R(di * R(i * R(1 - i)))
+constexpr uint32_t kGradF = 14;    // 14..16: da_f
+constexpr uint32_t kGradG = 17;    // 17..19: da_g = R(dg * R(1 - R(g * g)))
+constexpr uint32_t kGradO = 20;    // 20..22: da_o
+constexpr uint32_t kGemmH = 23;    // dh_{t-1} = R(sum over the 4H gate units of da * W_hh)
 }  // namespace lstm_site
 
 namespace gru_site {
 // Forward.
-constexpr uint32_t kReadH = 0;   // R_act(h_{t-1}) into xh
-constexpr uint32_t kGatesRZ = 1; // r, z pre-activations (N x 2H outputs, K = I+H)
-constexpr uint32_t kGatesNX = 2; // a_nx (N x H outputs, K = I)
-constexpr uint32_t kGatesNH = 3; // a_nh (N x H outputs, K = H)
-constexpr uint32_t kR = 4;       // r = R(sigmoid(a_r))
-constexpr uint32_t kZ = 5;       // z = R(sigmoid(a_z))
-constexpr uint32_t kU = 6;       // u = R(r * a_nh)
-constexpr uint32_t kAN = 7;      // a_n = R(a_nx + u)
-constexpr uint32_t kN = 8;       // n = R(tanh(a_n))
-constexpr uint32_t kD = 9;       // d = R(h_{t-1} - n)
-constexpr uint32_t kE = 10;      // e = R(z * d)
-constexpr uint32_t kH = 11;      // h_t = R(n + e)
-constexpr uint32_t kPwlR = 12;   // 12..14: pwl products R(slope * x) of r, z, n
+constexpr uint32_t kReadH = 0;    // R_act(h_{t-1}) into xh
+constexpr uint32_t kGatesRZ = 1;  // r, z pre-activations (N x 2H outputs, K = I+H)
+constexpr uint32_t kGatesNX = 2;  // a_nx (N x H outputs, K = I)
+constexpr uint32_t kGatesNH = 3;  // a_nh (N x H outputs, K = H)
+constexpr uint32_t kR = 4;        // r = R(sigmoid(a_r))
+constexpr uint32_t kZ = 5;        // z = R(sigmoid(a_z))
+constexpr uint32_t kU = 6;        // u = R(r * a_nh)
+constexpr uint32_t kAN = 7;       // a_n = R(a_nx + u)
+constexpr uint32_t kN = 8;        // n = R(tanh(a_n))
+constexpr uint32_t kD = 9;        // d = R(h_{t-1} - n)
+constexpr uint32_t kE = 10;       // e = R(z * d)
+constexpr uint32_t kH = 11;       // h_t = R(n + e)
+constexpr uint32_t kPwlR = 12;    // 12..14: pwl products R(slope * x) of r, z, n
 constexpr uint32_t kPwlZ = 13;
 constexpr uint32_t kPwlN = 14;
 // Backward.
-constexpr uint32_t kDh = 0;      // dh = R(gy + dh_next)
-constexpr uint32_t kDz = 1;      // dz = R(dh * d)
-constexpr uint32_t kDd = 2;      // dd = R(dh * z)
-constexpr uint32_t kDn = 3;      // dn = R(dh - dd)
-constexpr uint32_t kGradN = 4;   // 4..6: da_n = R(dn * R(1 - R(n * n)))
-constexpr uint32_t kDanh = 7;    // da_nh = R(da_n * r)
-constexpr uint32_t kDr = 8;      // dr = R(da_n * a_nh)
-constexpr uint32_t kGradR = 9;   // 9..11: da_r = R(dr * R(r * R(1 - r)))
-constexpr uint32_t kGradZ = 12;  // 12..14: da_z = R(dz * R(z * R(1 - z)))
-constexpr uint32_t kGemmH = 15;  // g = R(sum over the units of (r, z, n) of [da_r, da_z, da_nh] * W_hh)
-constexpr uint32_t kDhPrev = 16; // dh_{t-1} = R(g + dd)
+constexpr uint32_t kDh = 0;       // dh = R(gy + dh_next)
+constexpr uint32_t kDz = 1;       // dz = R(dh * d)
+constexpr uint32_t kDd = 2;       // dd = R(dh * z)
+constexpr uint32_t kDn = 3;       // dn = R(dh - dd)
+constexpr uint32_t kGradN = 4;    // 4..6: da_n = R(dn * R(1 - R(n * n)))
+constexpr uint32_t kDanh = 7;     // da_nh = R(da_n * r)
+constexpr uint32_t kDr = 8;       // dr = R(da_n * a_nh)
+constexpr uint32_t kGradR = 9;    // 9..11: da_r = R(dr * R(r * R(1 - r)))
+constexpr uint32_t kGradZ = 12;   // 12..14: da_z = R(dz * R(z * R(1 - z)))
+constexpr uint32_t kGemmH = 15;   // g = R(sum over the units of (r, z, n) of [da_r, da_z, da_nh] * W_hh)
+constexpr uint32_t kDhPrev = 16;  // dh_{t-1} = R(g + dd)
 }  // namespace gru_site
 
 // Element-wise arithmetic `a` (ElementArith or Fp32Arith) with its sites moved
@@ -128,8 +128,8 @@ EMU_HD ShiftedSites<A> shifted(const A& a, uint32_t base) {
 // i, f, g, o, tanh(c_t), c_{t-1}, and, when `slopes` is not null, slopes[k*s],
 // k = 0..4, the pwl slopes of i, f, g, o, tanh(c_t); returns h_t and sets *c_next = c_t.
 template <class A>
-EMU_HD float lstm_cell_forward(const A& a, const GateFunctions& fns, float ai, float af, float ag, float ao, float c,
-                               float* c_next, float* saved, int64_t s, float* slopes) {
+EMU_HD float lstm_cell_forward(const A& a, const GateFunctions& fns, float ai, float af, float ag, float ao,
+                               float c, float* c_next, float* saved, int64_t s, float* slopes) {
   using namespace lstm_site;
   const FunctionApprox &sg = fns.sigmoid, &th = fns.tanh;
   const float i = gate_sigmoid(sg, a, ai, kI, kPwlI), f = gate_sigmoid(sg, a, af, kF, kPwlF);
@@ -149,8 +149,8 @@ EMU_HD float lstm_cell_forward(const A& a, const GateFunctions& fns, float ai, f
 // at `site` when `fa` is pwl, else activation_grad's exact formula from the
 // gate's value y (sites site .. site + 2).
 template <class A>
-EMU_HD float gate_grad(Activation kind, const FunctionApprox& fa, const A& a, uint32_t site, float y, float slope,
-                       float d) {
+EMU_HD float gate_grad(Activation kind, const FunctionApprox& fa, const A& a, uint32_t site, float y,
+                       float slope, float d) {
   return fa.pwl() ? a.mul(d, slope, site) : activation_grad(kind, shifted(a, site), 0.0f, y, d);
 }
 

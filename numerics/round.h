@@ -14,9 +14,12 @@ namespace emu {
 
 EMU_HD double round_exact(const Format& f, const Exact& x, uint32_t rand) {
   switch (f.family) {
-    case Family::Ieee: return ieee_round(f, x, rand);
-    case Family::Posit: return posit_round(f, x, rand);
-    case Family::Fixed: return fixed_round(f, x, rand);
+    case Family::Ieee:
+      return ieee_round(f, x, rand);
+    case Family::Posit:
+      return posit_round(f, x, rand);
+    case Family::Fixed:
+      return fixed_round(f, x, rand);
   }
   return quiet_nan();
 }
@@ -43,15 +46,21 @@ EMU_HD double add_into(const Format& f, double a, double b, uint32_t rand = 0) {
   Exact x = exact_from_double(a), y = exact_from_double(b);
   if (f.family == Family::Fixed && !f.saturate && x.kind == Exact::Finite && y.kind == Exact::Finite) {
     const int modulus_log2 = f.nbits - f.frac_bits + 1;
-    if (exact_log2(y) < modulus_log2) x = fixed_wrap_reduce(f, x);
-    else if (exact_log2(x) < modulus_log2) y = fixed_wrap_reduce(f, y);
+    if (exact_log2(y) < modulus_log2)
+      x = fixed_wrap_reduce(f, x);
+    else if (exact_log2(x) < modulus_log2)
+      y = fixed_wrap_reduce(f, y);
   }
   return round_exact(f, exact_add(x, y, round_down_zero(f)), rand);
 }
 
 // Correctly rounded arithmetic; operands must be values of f.
-EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0) { return add_into(f, a, b, rand); }
-EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) { return add_into(f, a, -b, rand); }
+EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0) {
+  return add_into(f, a, b, rand);
+}
+EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) {
+  return add_into(f, a, -b, rand);
+}
 EMU_HD double format_mul(const Format& f, double a, double b, uint32_t rand = 0) {
   return round_exact(f, exact_mul(a, b), rand);
 }
@@ -65,18 +74,24 @@ EMU_HD double format_sqrt(const Format& f, double a, uint32_t rand = 0) {
 // Code bits <-> values.
 EMU_HD double decode(const Format& f, uint64_t code) {
   switch (f.family) {
-    case Family::Ieee: return ieee_decode(f, code);
-    case Family::Posit: return posit_decode(f, code);
-    case Family::Fixed: return fixed_decode(f, code);
+    case Family::Ieee:
+      return ieee_decode(f, code);
+    case Family::Posit:
+      return posit_decode(f, code);
+    case Family::Fixed:
+      return fixed_decode(f, code);
   }
   return quiet_nan();
 }
 // False when v is not a value of f or has no code (NaN in a format without one).
 EMU_HD bool encode(const Format& f, double v, uint64_t* code) {
   switch (f.family) {
-    case Family::Ieee: return ieee_encode(f, v, code);
-    case Family::Posit: return posit_encode(f, v, code);
-    case Family::Fixed: return fixed_encode(f, v, code);
+    case Family::Ieee:
+      return ieee_encode(f, v, code);
+    case Family::Posit:
+      return posit_encode(f, v, code);
+    case Family::Fixed:
+      return fixed_encode(f, v, code);
   }
   return false;
 }

@@ -13,10 +13,10 @@ namespace emu {
 
 // An exact value cut at a bit position.
 struct CutValue {
-  u128 kept = 0;          // the bits above the cut (mod 2^128 if they do not fit)
-  bool round = false;     // the first bit below the cut
-  bool sticky = false;    // any nonzero bit further below
-  uint32_t below32 = 0;   // the 32 bits right below the cut, for stochastic rounding
+  u128 kept = 0;         // the bits above the cut (mod 2^128 if they do not fit)
+  bool round = false;    // the first bit below the cut
+  bool sticky = false;   // any nonzero bit further below
+  uint32_t below32 = 0;  // the 32 bits right below the cut, for stochastic rounding
 };
 
 // Cut `bits`, whose last bit has weight 2^bits_exp (plus `sticky` below it),
@@ -39,8 +39,8 @@ EMU_HD CutValue cut_bits(u128 bits, int bits_exp, bool sticky, int cut_exp) {
   c.round = static_cast<bool>((bits >> (shift - 1)) & 1);
   u128 rest = shift - 1 == 0 ? 0 : bits & ((static_cast<u128>(1) << (shift - 1)) - 1);
   c.sticky = rest != 0 || sticky;
-  c.below32 = shift >= 32 ? static_cast<uint32_t>(bits >> (shift - 32))
-                          : static_cast<uint32_t>(bits << (32 - shift));
+  c.below32 =
+      shift >= 32 ? static_cast<uint32_t>(bits >> (shift - 32)) : static_cast<uint32_t>(bits << (32 - shift));
   return c;
 }
 
@@ -51,11 +51,16 @@ EMU_HD CutValue cut_bits(u128 bits, int bits_exp, bool sticky, int cut_exp) {
 EMU_HD bool round_up_magnitude(Rounding mode, bool negative, const CutValue& c, uint32_t rand) {
   bool inexact = c.round || c.sticky;
   switch (mode) {
-    case Rounding::NearestEven: return c.round && (c.sticky || (c.kept & 1));
-    case Rounding::NearestAway: return c.round;
-    case Rounding::TowardZero: return false;
-    case Rounding::Up: return !negative && inexact;
-    case Rounding::Down: return negative && inexact;
+    case Rounding::NearestEven:
+      return c.round && (c.sticky || (c.kept & 1));
+    case Rounding::NearestAway:
+      return c.round;
+    case Rounding::TowardZero:
+      return false;
+    case Rounding::Up:
+      return !negative && inexact;
+    case Rounding::Down:
+      return negative && inexact;
     case Rounding::Stochastic:
       return (static_cast<uint64_t>(c.below32) + rand) >> 32;
   }

@@ -9,29 +9,29 @@ namespace emu {
 
 // Stream offsets (key.stream + site) of the rounding sites of the row ops.
 namespace softmax_site {
-constexpr uint32_t kSub = 0;      // d_j = R_out(x_j - m)
-constexpr uint32_t kExp = 1;      // e_j = R_out(exp(d_j))
-constexpr uint32_t kSum = 2;      // s = sum_j e_j (a reduction)
-constexpr uint32_t kLog = 3;      // l = R_out(log(s))  (log-softmax)
-constexpr uint32_t kResult = 4;   // y_j = R_out(e_j / s) or R_out(d_j - l)
-constexpr uint32_t kPwlMul = 8;   // pwl exp: R_out(slope_k * d_j) (its sum at kExp); 8: after loss_site
+constexpr uint32_t kSub = 0;     // d_j = R_out(x_j - m)
+constexpr uint32_t kExp = 1;     // e_j = R_out(exp(d_j))
+constexpr uint32_t kSum = 2;     // s = sum_j e_j (a reduction)
+constexpr uint32_t kLog = 3;     // l = R_out(log(s))  (log-softmax)
+constexpr uint32_t kResult = 4;  // y_j = R_out(e_j / s) or R_out(d_j - l)
+constexpr uint32_t kPwlMul = 8;  // pwl exp: R_out(slope_k * d_j) (its sum at kExp); 8: after loss_site
 // Backward.
-constexpr uint32_t kReduce = 0;   // dot = sum_j gy_j y_j (softmax) or S = sum_j gy_j (log-softmax)
-constexpr uint32_t kStep1 = 1;    // R_g(gy_j - dot) / R_g(exp(y_j))
-constexpr uint32_t kStep2 = 2;    // R_g(y_j * t_j) / R_g(p_j * S)
-constexpr uint32_t kStep3 = 3;    // log-softmax: R_g(gy_j - u_j)
+constexpr uint32_t kReduce = 0;  // dot = sum_j gy_j y_j (softmax) or S = sum_j gy_j (log-softmax)
+constexpr uint32_t kStep1 = 1;   // R_g(gy_j - dot) / R_g(exp(y_j))
+constexpr uint32_t kStep2 = 2;   // R_g(y_j * t_j) / R_g(p_j * S)
+constexpr uint32_t kStep3 = 3;   // log-softmax: R_g(gy_j - u_j)
 }  // namespace softmax_site
 
 namespace loss_site {
 // cross_entropy_forward uses softmax_site 0..4 for its log-softmax, then:
-constexpr uint32_t kRow = 5;      // row_i = sum_j q_j logp_ij (a reduction)
-constexpr uint32_t kTotal = 6;    // total = sum_i -row_i, index i
-constexpr uint32_t kMean = 7;     // R_out(total / count), index 0
+constexpr uint32_t kRow = 5;    // row_i = sum_j q_j logp_ij (a reduction)
+constexpr uint32_t kTotal = 6;  // total = sum_i -row_i, index i
+constexpr uint32_t kMean = 7;   // R_out(total / count), index 0
 // cross_entropy_backward: w = R_g(gloss / count) at index 0 of kScale; per element:
 constexpr uint32_t kScale = 0;
-constexpr uint32_t kProb = 1;     // p_j = R_g(exp(logp_j))
-constexpr uint32_t kDiff = 2;     // R_g(p_j - q_j)
-constexpr uint32_t kGrad = 3;     // R_g(diff * w)
+constexpr uint32_t kProb = 1;  // p_j = R_g(exp(logp_j))
+constexpr uint32_t kDiff = 2;  // R_g(p_j - q_j)
+constexpr uint32_t kGrad = 3;  // R_g(diff * w)
 // mse_forward:
 constexpr uint32_t kMseDiff = 0;  // diff_i = R_out(x_i - t_i)
 constexpr uint32_t kMseSum = 1;   // sum_i diff_i^2 (one reduction, row 0)

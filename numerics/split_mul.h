@@ -59,9 +59,9 @@ EMU_HD float round_binary(float x, int p, int emin, float max_finite) {
   if (E == 0 && m == 0) return x;
   const int e = E == 0 ? -149 : E - 150;  // |x| = m 2^e
   if (E != 0) m |= 0x800000u;
-  const int lead = E == 0 ? -127 : E - 127;  // a binary32 subnormal lies below every emin >= -126
+  const int lead = E == 0 ? -127 : E - 127;             // a binary32 subnormal lies below every emin >= -126
   const int q = (lead > emin ? lead : emin) - (p - 1);  // the grid's exponent at |x|
-  if (q <= e) return x;                                  // already on the grid
+  if (q <= e) return x;                                 // already on the grid
   const uint32_t n = rne_shift(m, q - e);
   float r = fp32::mul(static_cast<float>(n), pow2f(q));  // exact, or Inf past 2^128
   if (r > max_finite) r = bits_float(0x7f800000u);
@@ -198,11 +198,16 @@ EMU_HD double split_mac_term(SplitMul s, const Format& acc_format, double acc, f
 // Unit multiplies per term (for reports): 6, 3, 3 and 4.
 EMU_HD int split_unit_multiplies(SplitMul s) {
   switch (s) {
-    case SplitMul::Fp32B: return 6;
-    case SplitMul::Fp32F: return 3;
-    case SplitMul::Fp32T: return 3;
-    case SplitMul::Int16: return 4;
-    default: return 1;
+    case SplitMul::Fp32B:
+      return 6;
+    case SplitMul::Fp32F:
+      return 3;
+    case SplitMul::Fp32T:
+      return 3;
+    case SplitMul::Int16:
+      return 4;
+    default:
+      return 1;
   }
 }
 

@@ -22,23 +22,34 @@ SplitMul parse_split_mul(const std::string& s) {
 
 std::string split_mul_name(SplitMul s) {
   switch (s) {
-    case SplitMul::Fp32B: return "split:fp32b";
-    case SplitMul::Fp32F: return "split:fp32f";
-    case SplitMul::Fp32T: return "split:fp32t";
-    case SplitMul::Int16: return "split:int16";
-    case SplitMul::Auto: return "split:auto";
-    default: return "";
+    case SplitMul::Fp32B:
+      return "split:fp32b";
+    case SplitMul::Fp32F:
+      return "split:fp32f";
+    case SplitMul::Fp32T:
+      return "split:fp32t";
+    case SplitMul::Int16:
+      return "split:int16";
+    case SplitMul::Auto:
+      return "split:auto";
+    default:
+      return "";
   }
 }
 
 Format split_unit_format(SplitMul s) {
   switch (s) {
-    case SplitMul::Fp32B: return parse_format("bf16");
+    case SplitMul::Fp32B:
+      return parse_format("bf16");
     case SplitMul::Fp32F:
-    case SplitMul::Auto: return parse_format("fp16");  // its cheaper choice; fp32b's units are bf16
-    case SplitMul::Fp32T: return parse_format("tf32");
-    case SplitMul::Int16: return parse_format("int8");
-    default: return Format{};
+    case SplitMul::Auto:
+      return parse_format("fp16");  // its cheaper choice; fp32b's units are bf16
+    case SplitMul::Fp32T:
+      return parse_format("tf32");
+    case SplitMul::Int16:
+      return parse_format("int8");
+    default:
+      return Format{};
   }
 }
 

@@ -22,10 +22,18 @@ struct UpdateArith {
   Format f;
   bool native;
   EMU_HD explicit UpdateArith(const Format& fmt) : f(fmt), native(is_plain_fp32(fmt)) {}
-  EMU_HD float add(float a, float b) const { return native ? fp32::add(a, b) : static_cast<float>(format_add(f, a, b)); }
-  EMU_HD float sub(float a, float b) const { return native ? fp32::sub(a, b) : static_cast<float>(format_sub(f, a, b)); }
-  EMU_HD float mul(float a, float b) const { return native ? fp32::mul(a, b) : static_cast<float>(format_mul(f, a, b)); }
-  EMU_HD float div(float a, float b) const { return native ? fp32::div(a, b) : static_cast<float>(format_div(f, a, b)); }
+  EMU_HD float add(float a, float b) const {
+    return native ? fp32::add(a, b) : static_cast<float>(format_add(f, a, b));
+  }
+  EMU_HD float sub(float a, float b) const {
+    return native ? fp32::sub(a, b) : static_cast<float>(format_sub(f, a, b));
+  }
+  EMU_HD float mul(float a, float b) const {
+    return native ? fp32::mul(a, b) : static_cast<float>(format_mul(f, a, b));
+  }
+  EMU_HD float div(float a, float b) const {
+    return native ? fp32::div(a, b) : static_cast<float>(format_div(f, a, b));
+  }
   EMU_HD float sqrt(float a) const { return native ? fp32::sqrt(a) : static_cast<float>(format_sqrt(f, a)); }
   EMU_HD float read(float a) const { return native ? a : quantize(f, a); }
 };
@@ -89,8 +97,10 @@ AdamStep adam_constants(const UpdateArith& u, const O& o) {
 EMU_HD void adam_step(const UpdateArith& u, const AdamStep& s, float& p, float g, float& m, float& v) {
   float gi = u.read(g);
   if (s.weight_decay != 0) {
-    if (s.decoupled) p = u.sub(p, u.mul(s.lr_wd, p));
-    else gi = u.add(gi, u.mul(s.weight_decay, p));
+    if (s.decoupled)
+      p = u.sub(p, u.mul(s.lr_wd, p));
+    else
+      gi = u.add(gi, u.mul(s.weight_decay, p));
   }
   m = u.add(u.mul(s.beta1, m), u.mul(s.one_minus_beta1, gi));
   v = u.add(u.mul(s.beta2, v), u.mul(s.one_minus_beta2, u.mul(gi, gi)));

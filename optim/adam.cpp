@@ -7,7 +7,8 @@
 
 namespace emu {
 
-Adam::Adam(NamedTensors params, const AdamOptions& options) : Optimizer(std::move(params)), options_(options) {
+Adam::Adam(NamedTensors params, const AdamOptions& options)
+    : Optimizer(std::move(params)), options_(options) {
   lr_ = options.lr;
   for (auto& [_, p] : params_) {
     exp_avg_.push_back(Tensor::zeros(p.shape(), p.device()));

@@ -20,7 +20,8 @@ double schedule_cos(double x) {
   return negate ? -sum : sum;
 }
 
-StepSchedule::StepSchedule(double lr, int64_t step_size, double gamma) : lr_(lr), gamma_(gamma), step_size_(step_size) {
+StepSchedule::StepSchedule(double lr, int64_t step_size, double gamma)
+    : lr_(lr), gamma_(gamma), step_size_(step_size) {
   if (step_size <= 0) throw std::invalid_argument("step schedule: step_size must be positive");
 }
 

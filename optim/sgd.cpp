@@ -51,7 +51,8 @@ void SGD::load_state_dict(const std::map<std::string, Tensor>& state) {
     auto it = state.find(params_[i].first + ".momentum_buffer");
     started_[i] = it != state.end();
     if (started_[i]) {
-      if (!momentum_[i].defined()) throw std::invalid_argument("optimizer state has momentum but SGD has none");
+      if (!momentum_[i].defined())
+        throw std::invalid_argument("optimizer state has momentum but SGD has none");
       momentum_[i].copy_from(it->second);
     }
   }

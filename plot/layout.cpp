@@ -32,16 +32,17 @@ constexpr Rgb kViridis[16] = {{0x44, 0x01, 0x54}, {0x48, 0x1a, 0x6c}, {0x47, 0x2
                               {0x7a, 0xd1, 0x51}, {0xa5, 0xdb, 0x36}, {0xd2, 0xe2, 0x1b}, {0xfd, 0xe7, 0x25}};
 
 // Matplotlib's "tab10": distinct hues for series and bar groups.
-constexpr Rgb kSeries[10] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
-                             {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+constexpr Rgb kSeries[10] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                             {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                             {188, 189, 34},  {23, 190, 207}};
 
 template <class T>
 void add(Figure& f, T p) {
   f.prims.emplace_back(std::in_place_type<T>, std::move(p));
 }
 
-void text(Figure& f, double x, double y, std::string s, int scale, Anchor a, Rgb c = kText, bool vertical = false,
-          std::string tag = "") {
+void text(Figure& f, double x, double y, std::string s, int scale, Anchor a, Rgb c = kText,
+          bool vertical = false, std::string tag = "") {
   if (s.empty()) return;
   add(f, TextPrim{x, y, std::move(s), scale, a, vertical, c, std::move(tag)});
 }
@@ -303,8 +304,8 @@ Figure layout(const LinePlot& plot) {
 
   const double legend_w = legend_width(legend);
   // Wider than 960 only when the legend or the title needs it (the plot box keeps >= 480).
-  f.width = static_cast<int>(std::ceil(std::max({960.0, 600 + legend_w + 2 * kPad + 120,
-                                                 text_width(plot.title, kLabelScale) + 2 * kPad})));
+  f.width = static_cast<int>(std::ceil(
+      std::max({960.0, 600 + legend_w + 2 * kPad + 120, text_width(plot.title, kLabelScale) + 2 * kPad})));
   const int tscale = title_scale(plot.title, f.width - 2 * kPad);
   const double top = plot.title.empty() ? 24 : 24 + text_cap_height(tscale) + 24;
   const double left = kPad + (plot.y_label.empty() ? 0 : 30) + max_width(y.labels, kTickScale) + 12;
@@ -319,7 +320,8 @@ Figure layout(const LinePlot& plot) {
   }
 
   fill_rect(f, 0, 0, f.width, f.height, f.background, "background");
-  text(f, f.width / 2.0, 24 + text_cap_height(tscale) / 2, plot.title, tscale, Anchor::Middle, kText, false, "title");
+  text(f, f.width / 2.0, 24 + text_cap_height(tscale) / 2, plot.title, tscale, Anchor::Middle, kText, false,
+       "title");
   draw_axes(f, x0, y0, x1, y1, x, y, plot.x_label, plot.y_label, kPad + 8, true);
 
   auto px = [&](double v) { return x.map(v, x0, x1); };
@@ -414,7 +416,8 @@ Figure layout(const Heatmap& plot) {
     std::snprintf(buf, sizeof buf, plot.value_format.c_str(), plot.values[i]);
     cell_text[i] = buf;
   }
-  const double cell_w = std::max({60.0, max_width(cell_text, kTickScale) + 16, max_width(plot.x_ticks, kTickScale) + 20});
+  const double cell_w =
+      std::max({60.0, max_width(cell_text, kTickScale) + 16, max_width(plot.x_ticks, kTickScale) + 20});
   const double cell_h = 40;
   const double gw = cell_w * nx, gh = cell_h * ny;
 
@@ -436,8 +439,8 @@ Figure layout(const Heatmap& plot) {
 
   const double left = kPad + (plot.y_label.empty() ? 0 : 30) + max_width(plot.y_ticks, kTickScale) + 12;
   const double bar_x = left + gw + 28, bar_w = 24;
-  const double right = bar_x + bar_w + 10 + max_width(bar_labels, kTickScale) +
-                       (plot.value_label.empty() ? 0 : 34) + kPad;
+  const double right =
+      bar_x + bar_w + 10 + max_width(bar_labels, kTickScale) + (plot.value_label.empty() ? 0 : 34) + kPad;
   const double content_w = std::max({right, text_width(plot.title, kLabelScale) + 2 * kPad,
                                      left + text_width(note, kLabelScale) + 40 + kPad});
   const int tscale = title_scale(plot.title, content_w - 2 * kPad);
@@ -451,8 +454,8 @@ Figure layout(const Heatmap& plot) {
 
   fill_rect(f, 0, 0, f.width, f.height, f.background, "background");
   const double title_x = left + gw / 2 < f.width / 2.0 ? f.width / 2.0 : left + gw / 2;
-  text(f, std::min(title_x, f.width - kPad - text_width(plot.title, tscale) / 2), 24 + text_cap_height(tscale) / 2,
-       plot.title, tscale, Anchor::Middle, kText, false, "title");
+  text(f, std::min(title_x, f.width - kPad - text_width(plot.title, tscale) / 2),
+       24 + text_cap_height(tscale) / 2, plot.title, tscale, Anchor::Middle, kText, false, "title");
 
   // Cells: row 0 at the bottom.
   for (size_t yi = 0; yi < ny; ++yi)
@@ -466,7 +469,8 @@ Figure layout(const Heatmap& plot) {
     }
   // Thin white separators, then baseline outlines on top.
   for (size_t xi = 1; xi < nx; ++xi) line(f, left + xi * cell_w, y0, left + xi * cell_w, y1, {255, 255, 255});
-  for (size_t yi = 1; yi < ny; ++yi) line(f, left, y0 + yi * cell_h, left + gw, y0 + yi * cell_h, {255, 255, 255});
+  for (size_t yi = 1; yi < ny; ++yi)
+    line(f, left, y0 + yi * cell_h, left + gw, y0 + yi * cell_h, {255, 255, 255});
   if (plot.baseline)
     for (size_t yi = 0; yi < ny; ++yi)
       for (size_t xi = 0; xi < nx; ++xi) {
@@ -526,7 +530,8 @@ Figure layout(const BarChart& plot) {
 
   std::vector<LegendEntry> legend;
   for (size_t g = 0; g < plot.group_labels.size(); ++g)
-    if (!plot.group_labels[g].empty()) legend.push_back({plot.group_labels[g], series_colour(g), false, true});
+    if (!plot.group_labels[g].empty())
+      legend.push_back({plot.group_labels[g], series_colour(g), false, true});
   if (ng <= 1 && legend.size() == 1 && plot.y_label == legend[0].label) legend.clear();
 
   const double slot = std::max(ng * 24.0 + 24, max_width(plot.categories, kTickScale) + 16);
@@ -543,10 +548,12 @@ Figure layout(const BarChart& plot) {
   const double x0 = left, x1 = left + pw, y0 = top, y1 = top + ph;
 
   fill_rect(f, 0, 0, f.width, f.height, f.background, "background");
-  text(f, f.width / 2.0, 24 + text_cap_height(tscale) / 2, plot.title, tscale, Anchor::Middle, kText, false, "title");
+  text(f, f.width / 2.0, 24 + text_cap_height(tscale) / 2, plot.title, tscale, Anchor::Middle, kText, false,
+       "title");
   Axis x;
   x.lo = -0.5, x.hi = nc - 0.5;
-  for (size_t c = 0; c < nc; ++c) x.ticks.push_back(static_cast<double>(c)), x.labels.push_back(plot.categories[c]);
+  for (size_t c = 0; c < nc; ++c)
+    x.ticks.push_back(static_cast<double>(c)), x.labels.push_back(plot.categories[c]);
   draw_axes(f, x0, y0, x1, y1, x, y, plot.x_label, plot.y_label, kPad + 8, false);
 
   const double zero = plot.log_y ? y1 : y.map(0, y1, y0);
@@ -557,8 +564,8 @@ Figure layout(const BarChart& plot) {
       const double v = plot.values[g][c];
       if (!std::isfinite(v) || (plot.log_y && v <= 0)) continue;
       const double top_y = y.map(v, y1, y0);
-      fill_rect(f, x0 + c * cw + 10 + g * bw, std::min(zero, top_y), bw - 2, std::fabs(zero - top_y), series_colour(g),
-                "bar " + std::to_string(g) + " " + std::to_string(c));
+      fill_rect(f, x0 + c * cw + 10 + g * bw, std::min(zero, top_y), bw - 2, std::fabs(zero - top_y),
+                series_colour(g), "bar " + std::to_string(g) + " " + std::to_string(c));
     }
   if (!plot.log_y && y.lo < 0) line(f, x0, zero, x1, zero, kAxis);
   draw_legend(f, x1 + 16, y0, legend);

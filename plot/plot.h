@@ -52,9 +52,9 @@ struct Heatmap {
 struct BarChart {
   std::string title, x_label, y_label;
   std::vector<std::string> categories;
-  std::vector<std::string> group_labels;   // one per group of bars (legend); may be one
+  std::vector<std::string> group_labels;    // one per group of bars (legend); may be one
   std::vector<std::vector<double>> values;  // [group][category]
-  bool log_y = false;  // bars rise from the lowest decade; values <= 0 are left out
+  bool log_y = false;                       // bars rise from the lowest decade; values <= 0 are left out
 };
 
 void save(const LinePlot& plot, const std::string& path);

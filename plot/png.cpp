@@ -47,8 +47,10 @@ class Canvas {
 
   void disc(double cx, double cy, double r, Rgb c) {
     const double sx = cx * kSuper, sy = cy * kSuper, sr = std::max(r * kSuper, 0.75);
-    for (int j = std::max(0, static_cast<int>(sy - sr - 1)); j <= std::min(h_ - 1, static_cast<int>(sy + sr + 1)); ++j)
-      for (int i = std::max(0, static_cast<int>(sx - sr - 1)); i <= std::min(w_ - 1, static_cast<int>(sx + sr + 1)); ++i) {
+    for (int j = std::max(0, static_cast<int>(sy - sr - 1));
+         j <= std::min(h_ - 1, static_cast<int>(sy + sr + 1)); ++j)
+      for (int i = std::max(0, static_cast<int>(sx - sr - 1));
+           i <= std::min(w_ - 1, static_cast<int>(sx + sr + 1)); ++i) {
         const double dx = i + 0.5 - sx, dy = j + 0.5 - sy;
         if (dx * dx + dy * dy <= sr * sr) set(i, j, c);
       }
@@ -129,8 +131,10 @@ class Canvas {
         for (int ch = 0; ch < 3; ++ch) {
           int sum = 0;
           for (int b = 0; b < kSuper; ++b)
-            for (int a = 0; a < kSuper; ++a) sum += px_[(static_cast<size_t>(j * kSuper + b) * w_ + i * kSuper + a) * 3 + ch];
-          out[(static_cast<size_t>(j) * w + i) * 3 + ch] = static_cast<uint8_t>((sum + kSuper * kSuper / 2) / (kSuper * kSuper));
+            for (int a = 0; a < kSuper; ++a)
+              sum += px_[(static_cast<size_t>(j * kSuper + b) * w_ + i * kSuper + a) * 3 + ch];
+          out[(static_cast<size_t>(j) * w + i) * 3 + ch] =
+              static_cast<uint8_t>((sum + kSuper * kSuper / 2) / (kSuper * kSuper));
         }
     return out;
   }
@@ -161,8 +165,8 @@ std::vector<uint8_t> rasterize(const Figure& figure) {
           } else if constexpr (std::is_same_v<T, PathPrim>) {
             double phase = 0;
             for (size_t i = 1; i < p.points.size(); ++i)
-              cv.segment(p.points[i - 1].first, p.points[i - 1].second, p.points[i].first, p.points[i].second, p.width,
-                         p.color, p.dashed, phase);
+              cv.segment(p.points[i - 1].first, p.points[i - 1].second, p.points[i].first, p.points[i].second,
+                         p.width, p.color, p.dashed, phase);
           } else if constexpr (std::is_same_v<T, RectPrim>) {
             if (p.filled) cv.fill(p.x, p.y, p.x + p.w, p.y + p.h, p.fill);
             if (p.stroked) {

@@ -7,7 +7,6 @@
 
 #include "plot/layout.h"
 
-
 namespace emu::plot {
 namespace {
 
@@ -38,8 +37,9 @@ void write(const Figure& fig, const std::string& path) {
 void save(const LinePlot& plot, const std::string& path) {
   for (const Series& s : plot.series)
     if (s.x.size() != s.y.size())
-      throw std::runtime_error("plot: " + path + ": series '" + s.label + "' has " + std::to_string(s.x.size()) +
-                               " x values but " + std::to_string(s.y.size()) + " y values");
+      throw std::runtime_error("plot: " + path + ": series '" + s.label + "' has " +
+                               std::to_string(s.x.size()) + " x values but " + std::to_string(s.y.size()) +
+                               " y values");
   write(layout(plot), path);
 }
 
@@ -58,10 +58,11 @@ void save(const BarChart& plot, const std::string& path) {
     throw std::runtime_error("plot: " + path + ": bar chart without categories or values");
   for (size_t g = 0; g < plot.values.size(); ++g)
     if (plot.values[g].size() != plot.categories.size())
-      throw std::runtime_error("plot: " + path + ": bar group " +
-                               (g < plot.group_labels.size() ? "'" + plot.group_labels[g] + "'" : std::to_string(g)) +
-                               " has " + std::to_string(plot.values[g].size()) + " values for " +
-                               std::to_string(plot.categories.size()) + " categories");
+      throw std::runtime_error(
+          "plot: " + path + ": bar group " +
+          (g < plot.group_labels.size() ? "'" + plot.group_labels[g] + "'" : std::to_string(g)) + " has " +
+          std::to_string(plot.values[g].size()) + " values for " + std::to_string(plot.categories.size()) +
+          " categories");
   write(layout(plot), path);
 }
 

@@ -25,11 +25,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -40,28 +49,30 @@ std::string dash(bool dashed, double width) {
 }
 
 std::string element(const LinePrim& l) {
-  return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>", num(l.x1),
-                     num(l.y1), num(l.x2), num(l.y2), hex(l.color), num(l.width), dash(l.dashed, l.width));
+  return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>",
+                     num(l.x1), num(l.y1), num(l.x2), num(l.y2), hex(l.color), num(l.width),
+                     dash(l.dashed, l.width));
 }
 
 std::string element(const PathPrim& p) {
   std::string pts;
   for (const auto& [x, y] : p.points) pts += (pts.empty() ? "" : " ") + num(x) + "," + num(y);
   return fmt::format(
-      "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>", pts,
-      hex(p.color), num(p.width), dash(p.dashed, p.width));
+      "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
+      pts, hex(p.color), num(p.width), dash(p.dashed, p.width));
 }
 
 std::string element(const RectPrim& r) {
   std::string cls = r.tag.empty() ? "" : " class=\"" + escape(r.tag) + "\"";
   std::string out;
   if (r.filled)
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>", num(r.x), num(r.y),
-                       num(r.w), num(r.h), hex(r.fill), cls);
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>", num(r.x),
+                       num(r.y), num(r.w), num(r.h), hex(r.fill), cls);
   if (r.stroked) {  // inside the rectangle, as the PNG back-end draws it
     const double h = r.stroke_width / 2;
     out += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}/>",
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
+        "stroke-width=\"{}\"{}/>",
         num(r.x + h), num(r.y + h), num(r.w - 2 * h), num(r.h - 2 * h), hex(r.stroke), num(r.stroke_width),
         r.filled ? "" : cls);
   }
@@ -84,7 +95,8 @@ std::string element(const TextPrim& t) {
   return fmt::format(
       "<text {} font-size=\"{}\" text-anchor=\"{}\" fill=\"{}\" textLength=\"{}\" "
       "lengthAdjust=\"spacingAndGlyphs\"{}>{}</text>",
-      place, num(10.0 * t.scale), anchor, hex(t.color), num(text_width(t.text, t.scale)), cls, escape(t.text));
+      place, num(10.0 * t.scale), anchor, hex(t.color), num(text_width(t.text, t.scale)), cls,
+      escape(t.text));
 }
 
 }  // namespace

@@ -18,8 +18,16 @@ bool curand_host_matches_philox(std::string* why) {
   // Seeds, subsequences and offsets across the 32-bit boundaries of each word.
   const unsigned long long seeds[] = {0ull, 1ull, 0xdeadbeefull, 0x123456789abcdefull, ~0ull};
   const unsigned long long subsequences[] = {0ull, 1ull, 7ull, 0xffffffffull, 0x100000000ull, ~0ull - 3};
-  const unsigned long long offsets[] = {0ull, 1ull, 2ull, 3ull, 4ull, 5ull, 1000001ull,
-                                        4ull * 0xffffffffull + 3, 4ull * 0x100000000ull, (1ull << 62) + 9};
+  const unsigned long long offsets[] = {0ull,
+                                        1ull,
+                                        2ull,
+                                        3ull,
+                                        4ull,
+                                        5ull,
+                                        1000001ull,
+                                        4ull * 0xffffffffull + 3,
+                                        4ull * 0x100000000ull,
+                                        (1ull << 62) + 9};
   for (unsigned long long seed : seeds)
     for (unsigned long long sub : subsequences)
       for (unsigned long long offset : offsets) {

@@ -50,7 +50,8 @@ inline GradCheckResult grad_check(const std::function<Tensor(const std::vector<T
   for (size_t which = 0; which < inputs.size(); ++which) {
     Tensor& t = inputs[which];
     if (!t.requires_grad()) continue;
-    std::vector<float> analytic = t.grad().defined() ? t.grad().to_vector() : std::vector<float>(t.numel(), 0.0f);
+    std::vector<float> analytic =
+        t.grad().defined() ? t.grad().to_vector() : std::vector<float>(t.numel(), 0.0f);
     for (int64_t i = 0; i < t.numel(); ++i) {
       float saved = t.data()[i];
       t.data()[i] = static_cast<float>(saved + h);

@@ -107,17 +107,28 @@ inline data::Batch mlp_batch() { return images(4, 1, 3, 4, 5); }
 
 inline const std::vector<ModelCase>& model_cases() {
   static const std::vector<ModelCase> cases = {
-      {"lenet5", "{type: lenet5}", {{"channels", 1}, {"height", 28}, {"width", 28}, {"classes", 10}}, lenet_batch},
+      {"lenet5",
+       "{type: lenet5}",
+       {{"channels", 1}, {"height", 28}, {"width", 28}, {"classes", 10}},
+       lenet_batch},
       {"resnet18", "{type: resnet18, width: 2}", {{"channels", 3}, {"classes", 10}}, resnet_batch},
-      {"transformer", "{type: transformer, num_blocks: 1, head_size: 4, num_heads: 2, ff_dim: 4, mlp_units: [8]}",
-       {{"channels", 3}, {"length", 10}, {"classes", 4}}, series_batch},
-      {"crnn-lstm", "{type: crnn, embed_dim: 6, conv_channels: 5, hidden: 4, attention_heads: 2}",
-       {{"src_vocab", 20}, {"tgt_vocab", 15}, {"pad_id", 0}}, pairs},
-      {"crnn-gru", "{type: crnn, embed_dim: 6, conv_channels: 5, conv_layers: 2, hidden: 4, rnn: gru}",
-       {{"src_vocab", 20}, {"tgt_vocab", 15}, {"pad_id", 0}}, pairs},
+      {"transformer",
+       "{type: transformer, num_blocks: 1, head_size: 4, num_heads: 2, ff_dim: 4, mlp_units: [8]}",
+       {{"channels", 3}, {"length", 10}, {"classes", 4}},
+       series_batch},
+      {"crnn-lstm",
+       "{type: crnn, embed_dim: 6, conv_channels: 5, hidden: 4, attention_heads: 2}",
+       {{"src_vocab", 20}, {"tgt_vocab", 15}, {"pad_id", 0}},
+       pairs},
+      {"crnn-gru",
+       "{type: crnn, embed_dim: 6, conv_channels: 5, conv_layers: 2, hidden: 4, rnn: gru}",
+       {{"src_vocab", 20}, {"tgt_vocab", 15}, {"pad_id", 0}},
+       pairs},
       {"gcn", "{type: gcn, hidden: 5}", {{"features", 6}, {"classes", 3}, {"nodes", 7}}, graph},
-      {"mlp", "{type: mlp, hidden: [7, 6], activation: gelu}", {{"channels", 1}, {"height", 3}, {"width", 4},
-       {"features", 12}, {"classes", 5}}, mlp_batch},
+      {"mlp",
+       "{type: mlp, hidden: [7, 6], activation: gelu}",
+       {{"channels", 1}, {"height", 3}, {"width", 4}, {"features", 12}, {"classes", 5}},
+       mlp_batch},
   };
   return cases;
 }
@@ -130,15 +141,27 @@ struct PolicyCase {
 inline const std::vector<PolicyCase>& policy_cases() {
   static const std::vector<PolicyCase> cases = {
       {"fp32", [] { return NumericsPolicy(); }},
-      {"e6m6/fp32", [] { return test::policy({{"format", "e6m6"}, {"acc", "fp32"}}); }},
-      {"sr-chunked", [] {
-         return test::policy({{"format", "e5m7"}, {"mul", "e6m9"}, {"acc", "e8m12:sr"}, {"chunk", "3"},
-                              {"acc_outer", "fp32"}, {"grads", "e5m2:sr"}});
+      {"e6m6/fp32",
+       [] {
+         return test::policy({{"format", "e6m6"}, {"acc", "fp32"}});
        }},
-      {"mx-2:4", [] {
+      {"sr-chunked",
+       [] {
+         return test::policy({{"format", "e5m7"},
+                              {"mul", "e6m9"},
+                              {"acc", "e8m12:sr"},
+                              {"chunk", "3"},
+                              {"acc_outer", "fp32"},
+                              {"grads", "e5m2:sr"}});
+       }},
+      {"mx-2:4",
+       [] {
          return test::policy({{"weights", "mxfp8_e4m3"}, {"activations", "mxfp8_e5m2"}, {"sparsity", "2:4"}});
        }},
-      {"lut-mitchell", [] { return test::policy({{"mul", "lut:mitchell:e5m7"}, {"acc", "e8m15"}}); }},
+      {"lut-mitchell",
+       [] {
+         return test::policy({{"mul", "lut:mitchell:e5m7"}, {"acc", "e8m15"}});
+       }},
   };
   return cases;
 }

@@ -3,7 +3,6 @@
 // model on every pair of e5m7 codes, special values, overflow, underflow and
 // subnormals against hand-derived values, spec errors and table validation.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -60,11 +59,13 @@ TEST_CASE("Mitchell's model matches the closed form on hand-checked pairs", "[ap
   for (int i = 0; i < 256; ++i)
     for (int j = 0; j < 256; ++j) {
       const double a = 1.0 + i / 256.0, b = 1.0 + j / 256.0;
-      REQUIRE(approx_mul_mitchell(static_cast<float>(a), static_cast<float>(b)) == mitchell_closed_form(a, b));
+      REQUIRE(approx_mul_mitchell(static_cast<float>(a), static_cast<float>(b)) ==
+              mitchell_closed_form(a, b));
     }
 }
 
-TEST_CASE("trunc<k> truncates both significands to k fraction bits, then multiplies exactly", "[approx_mul]") {
+TEST_CASE("trunc<k> truncates both significands to k fraction bits, then multiplies exactly",
+          "[approx_mul]") {
   // 1.875 = 1.111b -> 1.11b = 1.75 at k = 2: 1.75 * 1.75 = 3.0625.
   CHECK(approx_mul_trunc(2, 1.875f, 1.875f) == 3.0625f);
   // k = 0: every significand becomes 1: 1.99 * 2^3 x 1.5 * 2^-2 -> 2^1.
@@ -97,7 +98,8 @@ TEST_CASE("the e5m7 table entries of Mitchell's multiplier", "[approx_mul]") {
       const uint32_t frac = static_cast<uint32_t>((want / (1 << carry) - 1.0) * 128.0);
       REQUIRE(t.entries[(ma << 7) | mb] == ((carry << 7) | frac));
       REQUIRE(approx_mul_value(t, static_cast<float>(std::ldexp(1.0 + ma / 128.0, 3)),
-                               static_cast<float>(-std::ldexp(1.0 + mb / 128.0, -5))) == -std::ldexp(want, -2));
+                               static_cast<float>(-std::ldexp(1.0 + mb / 128.0, -5))) ==
+              -std::ldexp(want, -2));
     }
 }
 
@@ -159,7 +161,8 @@ TEST_CASE("every e5m7 pair: the table equals its functional model", "[approx_mul
         }
       }
     }
-    INFO("normal " << normal << " overflow " << overflow << " underflow " << underflow << " special " << special);
+    INFO("normal " << normal << " overflow " << overflow << " underflow " << underflow << " special "
+                   << special);
     CHECK(normal + overflow + underflow + special == int64_t{1} << 26);
     CHECK(normal > 10000000);
     CHECK(overflow > 1000000);
@@ -241,7 +244,8 @@ TEST_CASE("approximate multiplier specs and their errors", "[approx_mul]") {
   CHECK(contains(e, "'nosuch'"));
   CHECK(contains(e, "mitchell, trunc<k>"));
   CHECK(contains(error_of([] { parse_approx_mul_spec("lut:mitchell"); }), "lut:<name>:<format>"));
-  CHECK(contains(error_of([] { parse_approx_mul_spec("lut:mitchell:e5m12"); }), "more than 11 fraction bits"));
+  CHECK(
+      contains(error_of([] { parse_approx_mul_spec("lut:mitchell:e5m12"); }), "more than 11 fraction bits"));
   CHECK(contains(error_of([] { parse_approx_mul_spec("lut:mitchell:fp32"); }), "more than 11 fraction bits"));
   CHECK(contains(error_of([] { parse_approx_mul_spec("lut:mitchell:posit8_0"); }), "not an eXmY"));
   CHECK(contains(error_of([] { parse_approx_mul_spec("lut:mitchell:e5m7:rup"); }), "rne, rtz or rna"));

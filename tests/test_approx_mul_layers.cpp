@@ -2,10 +2,9 @@
 // model's table, `mul: lut:...` policies and their errors, Linear and Conv2d
 // outputs bit for bit against `calc --batch` dot lines and hand-ordered
 // reductions, GEMM through the generic path, and a small training run.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -179,8 +178,8 @@ TEST_CASE("GEMM with a table: the lut/fp32 and generic paths equal mac_reduce", 
       std::vector<float> C(M * N), G(M * N);
       CHECK(mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias ? bv.data() : nullptr,
                          GemmDraws{}, 3) == want);
-      mac_gemm_run(p, A.data(), K, B.data(), N, G.data(), N, M, N, K, bias ? bv.data() : nullptr, GemmDraws{}, 2,
-                   true);
+      mac_gemm_run(p, A.data(), K, B.data(), N, G.data(), N, M, N, K, bias ? bv.data() : nullptr, GemmDraws{},
+                   2, true);
       CHECK(same_bits(C, G));
       const ApproxMulTable& t = cached_approx_table("trunc3", parse_format("e4m7"));
       for (int64_t i = 0; i < M; ++i)
@@ -200,7 +199,8 @@ TEST_CASE("GEMM with a table: the lut/fp32 and generic paths equal mac_reduce", 
   CHECK(mac_reduce(s, a, b, 2, nullptr, [](uint64_t) { return 0u; }) == 3.5);  // trunc0 would give 2
 }
 
-TEST_CASE("Conv2d under mul lut:mitchell:e5m7 reduces in the canonical order with the table", "[approx_mul]") {
+TEST_CASE("Conv2d under mul lut:mitchell:e5m7 reduces in the canonical order with the table",
+          "[approx_mul]") {
   const int64_t Ci = 3, Co = 2, H = 5, W = 6, Kh = 3, Kw = 2;
   auto conv = std::make_shared<Conv2d>(Ci, Co, Size2(static_cast<int>(Kh), static_cast<int>(Kw)));
   conv->initialize(5);
@@ -242,7 +242,8 @@ TEST_CASE("an MLP trains under mul lut:mitchell:e5m7, twice to the same bits", "
     ys.push_back(static_cast<float>(c));
   }
   const Tensor X = Tensor::from_vector({n, 8}, xs), Y = Tensor::from_vector({n}, ys);
-  const NumericsPolicy policy = policy_of({{"format", "bf16"}, {"acc", "fp32"}, {"mul", "lut:mitchell:e5m7"}});
+  const NumericsPolicy policy =
+      policy_of({{"format", "bf16"}, {"acc", "fp32"}, {"mul", "lut:mitchell:e5m7"}});
   auto run = [&](std::vector<float>* losses) {
     auto m = std::make_shared<Sequential>();
     m->push_back(std::make_shared<Linear>(8, 32));
@@ -295,7 +296,8 @@ data: {type: mnist, root: /nowhere, batch_size: 8}
 optimizer: {type: sgd, lr: 0.1}
 epochs: 1
 )";
-  const std::string good = base + "numerics:\n  approx_multipliers: {recipe_mitchell: " + EMUTRAIN_APPROX_PLUGIN +
+  const std::string good = base +
+                           "numerics:\n  approx_multipliers: {recipe_mitchell: " + EMUTRAIN_APPROX_PLUGIN +
                            "}\n  default: {format: bf16, mul: \"lut:recipe_mitchell:e5m7\"}\n";
   const train::Recipe r = train::parse_recipe(good, "r.yaml");
   const LayerNumerics n = train::numerics_policy(r.root["numerics"]).resolve("fc1");
@@ -304,8 +306,9 @@ epochs: 1
   // A bad path names the key and the path; an unknown name lists the known ones.
   const std::string bad_path =
       base + "numerics:\n  approx_multipliers: {x: /nonexistent/libx.so}\n  default: {format: bf16}\n";
-  CHECK_THROWS_WITH(train::parse_recipe(bad_path, "r.yaml"),
-                    Catch::Contains("numerics.approx_multipliers.x") && Catch::Contains("/nonexistent/libx.so"));
+  CHECK_THROWS_WITH(
+      train::parse_recipe(bad_path, "r.yaml"),
+      Catch::Contains("numerics.approx_multipliers.x") && Catch::Contains("/nonexistent/libx.so"));
   const std::string bad_name = base + "numerics:\n  default: {mul: \"lut:nope:e5m7\"}\n";
   CHECK_THROWS_WITH(train::parse_recipe(bad_name, "r.yaml"),
                     Catch::Contains("numerics.default.mul") && Catch::Contains("recipe_mitchell"));

@@ -4,9 +4,8 @@
 // where installed. Extracted bytes are compared with the files the archives
 // were made from; damaged archives must give a one-line error naming the
 // archive, never a crash or a hang.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,8 +33,8 @@ const std::string kLongName =
     "deep/" + std::string(60, 'd') + "/" + std::string(60, 'e') + "/long_file_name.bin";  // 146 chars
 
 // Source files, in the order the script adds them.
-const std::vector<std::string> kMembers = {"empty.bin", "one.bin", "random.bin", "text.txt", "nested/a/b/c.txt",
-                                           kLongName};
+const std::vector<std::string> kMembers = {"empty.bin", "one.bin",          "random.bin",
+                                           "text.txt",  "nested/a/b/c.txt", kLongName};
 
 // argv: src dir, out dir. Writes every archive the tests read; members are
 // added in kMembers order (read from members.txt) with a directory entry too.
@@ -84,7 +83,9 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-bool tool_exists(const std::string& name) { return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0; }
+bool tool_exists(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 void run(const std::string& cmd) {
   INFO(cmd);
@@ -105,7 +106,8 @@ struct Fixture {
       return v;
     };
     std::string text;
-    for (int i = 0; text.size() < 300000; ++i) text += "line " + std::to_string(i) + " of a compressible text\n";
+    for (int i = 0; text.size() < 300000; ++i)
+      text += "line " + std::to_string(i) + " of a compressible text\n";
     emu::test::write_file(src + "/empty.bin", {});
     emu::test::write_file(src + "/one.bin", {0x5a});
     emu::test::write_file(src + "/random.bin", random(1 << 20));
@@ -131,11 +133,13 @@ const Fixture& fixture() {
 }
 
 // Extracts `members` into a fresh folder and compares each with its source.
-void check_extracts(const std::string& archive, const std::string& prefix, const std::vector<std::string>& members) {
+void check_extracts(const std::string& archive, const std::string& prefix,
+                    const std::vector<std::string>& members) {
   const Fixture& fx = fixture();
   TempDir out;
   std::vector<MemberTarget> targets;
-  for (size_t i = 0; i < members.size(); ++i) targets.push_back({prefix + members[i], out / ("m" + std::to_string(i))});
+  for (size_t i = 0; i < members.size(); ++i)
+    targets.push_back({prefix + members[i], out / ("m" + std::to_string(i))});
   extract_members(archive, archive_kind_for(archive), targets);
   for (size_t i = 0; i < members.size(); ++i) {
     INFO(archive << ": " << members[i]);
@@ -183,7 +187,8 @@ uint16_t get_le16(const std::vector<uint8_t>& b, size_t at) { return uint16_t(b[
 // Offset of the central-directory entry of `name` ("PK\1\2" + name at 46).
 size_t central_entry(const std::vector<uint8_t>& zip, const std::string& name) {
   for (size_t i = 0; i + 46 + name.size() <= zip.size(); ++i)
-    if (zip[i] == 'P' && zip[i + 1] == 'K' && zip[i + 2] == 1 && zip[i + 3] == 2 && get_le16(zip, i + 28) == name.size() &&
+    if (zip[i] == 'P' && zip[i + 1] == 'K' && zip[i + 2] == 1 && zip[i + 3] == 2 &&
+        get_le16(zip, i + 28) == name.size() &&
         std::equal(name.begin(), name.end(), zip.begin() + static_cast<long>(i + 46)))
       return i;
   FAIL("no central entry for " << name);
@@ -223,14 +228,16 @@ TEST_CASE("archive: members of Python-made archives, in order, files only") {
   std::vector<uint8_t> stream = read_all(fx.archive("stream.zip"));
   CHECK((get_le16(stream, central_entry(stream, "one.bin") + 8) & 0x8) != 0);
   std::string hostile = fx.archive("hostile.tar.gz");
-  CHECK(archive_members(hostile, ArchiveKind::TarGz) == std::vector<std::string>{"../evil.txt", "/abs/evil.txt"});
+  CHECK(archive_members(hostile, ArchiveKind::TarGz) ==
+        std::vector<std::string>{"../evil.txt", "/abs/evil.txt"});
 }
 
 TEST_CASE("archive: extracted members equal their sources") {
   const Fixture& fx = fixture();
   // A subset: text.txt is left in the archive and must be skipped.
   std::vector<std::string> subset = {"one.bin", "empty.bin", "random.bin", kLongName, "nested/a/b/c.txt"};
-  for (const char* name : {"pax.tar.gz", "gnu.tgz", "ustar.tar.gz", "py.zip", "stream.zip"}) check_extracts(fx.archive(name), "", subset);
+  for (const char* name : {"pax.tar.gz", "gnu.tgz", "ustar.tar.gz", "py.zip", "stream.zip"})
+    check_extracts(fx.archive(name), "", subset);
   // Deflate output much larger than one chunk of input.
   check_extracts(fx.archive("py.zip"), "", {"text.txt"});
   check_extracts(fx.archive("stream.zip"), "", {"text.txt"});
@@ -243,7 +250,8 @@ TEST_CASE("archive: dests are overwritten; one member may go to two dests") {
   emu::test::write_text(out / "a", std::string(5000, 'x'));  // longer than the member: must be truncated
   for (const char* name : {"gnu.tgz", "py.zip"}) {
     std::string a = fx.archive(name);
-    extract_members(a, archive_kind_for(a), {{"nested/a/b/c.txt", out / "a"}, {"nested/a/b/c.txt", out / "b"}});
+    extract_members(a, archive_kind_for(a),
+                    {{"nested/a/b/c.txt", out / "a"}, {"nested/a/b/c.txt", out / "b"}});
     CHECK(read_all(out / "a") == read_all(fx.src + "/nested/a/b/c.txt"));
     CHECK(read_all(out / "b") == read_all(fx.src + "/nested/a/b/c.txt"));
   }
@@ -258,7 +266,8 @@ TEST_CASE("archive: hostile member names only ever reach the dest path") {
   CHECK(!fs::exists(out / "evil.txt"));
   CHECK(!fs::exists(fx.arc + "/../evil.txt"));
   // A symlink is not a file to extract.
-  CHECK_THAT(extract_error(fx.archive("hostile.tar.gz"), {"link.txt"}), Catch::Contains("no member 'link.txt'"));
+  CHECK_THAT(extract_error(fx.archive("hostile.tar.gz"), {"link.txt"}),
+             Catch::Contains("no member 'link.txt'"));
 }
 
 TEST_CASE("archive: GNU base-256 size fields") {
@@ -299,7 +308,8 @@ TEST_CASE("archive: GNU tar and Info-ZIP archives, where installed") {
     std::string a = fx.archive("cli.zip");
     run("cd '" + fx.src + "' && zip -qr '" + a + "' .");
     std::vector<std::string> names = archive_members(a, ArchiveKind::Zip);
-    CHECK(std::set<std::string>(names.begin(), names.end()) == std::set<std::string>(kMembers.begin(), kMembers.end()));
+    CHECK(std::set<std::string>(names.begin(), names.end()) ==
+          std::set<std::string>(kMembers.begin(), kMembers.end()));
     check_extracts(a, "", subset);
   } else {
     WARN("Info-ZIP zip not installed: its archives untested");
@@ -343,7 +353,8 @@ TEST_CASE("archive: damaged data is detected") {
   std::vector<uint8_t> tar = read_all(fx.archive("plain.tar"));
   tar[3] ^= 0x01;
   emu::test::write_gzip(tmp / "badsum.tar.gz", tar);
-  CHECK_THAT(extract_error(tmp / "badsum.tar.gz", {"one.bin"}), Catch::Contains("bad tar header checksum at offset 0"));
+  CHECK_THAT(extract_error(tmp / "badsum.tar.gz", {"one.bin"}),
+             Catch::Contains("bad tar header checksum at offset 0"));
   // A flipped byte inside the gzip stream: a deflate error or the gzip CRC.
   std::vector<uint8_t> gz = read_all(fx.archive("pax.tar.gz"));
   gz[gz.size() / 3] ^= 0x10;
@@ -358,7 +369,8 @@ TEST_CASE("archive: damaged data is detected") {
   // Deflated member: either the deflate stream or the CRC-32 breaks.
   std::vector<uint8_t> deflated = zip;
   deflated[zip_data_start(zip, "text.txt") + 100] ^= 0x01;
-  CHECK_THAT(extract_error(write_copy(tmp / "deflated.zip", deflated), {"text.txt"}), Catch::Contains("member 'text.txt'"));
+  CHECK_THAT(extract_error(write_copy(tmp / "deflated.zip", deflated), {"text.txt"}),
+             Catch::Contains("member 'text.txt'"));
 }
 
 TEST_CASE("archive: unsupported zip entries say so") {

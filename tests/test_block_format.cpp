@@ -1,9 +1,8 @@
 // Block formats against hand-checked vectors (OCP MX v1.0 section 6.3 and the
 // choices of docs/block_formats.md): every expected value below was worked out
 // by hand in the comment next to it, not by the code under test.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -29,11 +28,11 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-#define CHECK_BITS(got, want)                        \
-  do {                                               \
-    std::vector<float> g_ = (got), w_ = (want);      \
+#define CHECK_BITS(got, want)                       \
+  do {                                              \
+    std::vector<float> g_ = (got), w_ = (want);     \
     INFO("got " << ::Catch::Detail::stringify(g_)); \
-    CHECK(same_bits(g_, w_));                        \
+    CHECK(same_bits(g_, w_));                       \
   } while (0)
 
 }  // namespace
@@ -90,7 +89,8 @@ TEST_CASE("describe_format describes block formats", "[blocks]") {
   CHECK(i.width == 8);
   CHECK(i.family.find("MX") != std::string::npos);
   CHECK(i.layout.find("32") != std::string::npos);
-  CHECK(i.max_finite == 448.0 * std::ldexp(1.0, 119));  // e4m3 max with the largest scale a binary32 block gets
+  CHECK(i.max_finite ==
+        448.0 * std::ldexp(1.0, 119));  // e4m3 max with the largest scale a binary32 block gets
   CHECK(i.min_subnormal == std::ldexp(1.0, -9 - 127));
   CHECK(i.nan_codes == 2);
   FormatInfo n = describe_format(parse_format("nvfp4"));
@@ -149,7 +149,8 @@ TEST_CASE("MX: all-zero, NaN and Inf blocks; a last partial block", "[blocks][mx
     CHECK(s.meta[1] == 120);
     for (int i = 32; i < 40; ++i) CHECK(y[i] == (i == 35 ? 3.0f : 1.0f));
   }
-  // Partial block scale differs from the full block's: row of 34 = block of 32 (max 96) + block of 2 (max 0.75).
+  // Partial block scale differs from the full block's: row of 34 = block of 32 (max 96) + block of 2 (max
+  // 0.75).
   std::vector<float> x(34, 96.0f);
   x[32] = 0.75f;
   x[33] = 0.1f;  // 0.1 / 2^-9 = 51.2 -> 52 (ulp 4 in [32, 64)) -> 52 * 2^-9 = 0.1015625
@@ -165,23 +166,25 @@ TEST_CASE("MX: all-zero, NaN and Inf blocks; a last partial block", "[blocks][mx
   CHECK(c.meta[0] == 127);      // max 256 -> s = 0
   CHECK(c.meta[1] == 127 - 4);  // max 17 -> s = 4 - 8 = -4
   quantize_blocks(f, m.data(), got.data(), ReadLayout{1, 2, 3});
-  // column 0 with X = 1: 17 -> 16; column 1 with X = 1/16: 1.0625 * 16 = 17 -> 16 -> 1, 17 -> 272 -> 272 exact
-  // (ulp 32 in [256, 512)? 272 = 8.5 * 32: a tie -> 256 (even)) -> 16; column 2: max 0.3 -> s = -2 - 8 = -10,
-  // 0.3 * 1024 = 307.2 -> 320 (ulp 32) -> 0.3125.
+  // column 0 with X = 1: 17 -> 16; column 1 with X = 1/16: 1.0625 * 16 = 17 -> 16 -> 1, 17 -> 272 -> 272
+  // exact (ulp 32 in [256, 512)? 272 = 8.5 * 32: a tie -> 256 (even)) -> 16; column 2: max 0.3 -> s = -2 - 8
+  // = -10, 0.3 * 1024 = 307.2 -> 320 (ulp 32) -> 0.3125.
   CHECK_BITS(got, (std::vector<float>{256, 1, 0.3125f, 16, 16, 0.3125f}));
 }
 
 TEST_CASE("the other MX element types: hand-checked blocks", "[blocks][mx]") {
   // e5m2, emax 15: max 1 -> s = -15. 0.3 * 2^15 = 9830.4, ulp 2048 -> 10240 -> 0.3125.
   CHECK_BITS(q("mxfp8_e5m2", {1, 0.3f, -0.5f}), (std::vector<float>{1, 0.3125f, -0.5f}));
-  // e3m2, emax 4 (max 28): max 10 -> s = 3 - 4 = -1: 10 -> 20 exact; 0.7 -> 1.4 -> 1.5 -> 0.75; 13.9 -> 27.8 -> 28.
+  // e3m2, emax 4 (max 28): max 10 -> s = 3 - 4 = -1: 10 -> 20 exact; 0.7 -> 1.4 -> 1.5 -> 0.75; 13.9 -> 27.8
+  // -> 28.
   CHECK_BITS(q("mxfp6_e3m2", {10, 0.7f, 13.9f}), (std::vector<float>{10, 0.75f, 14}));
   // e3m2 saturation: max 15.5 -> s = -1: 31 > 28 -> 28 -> 14.
   CHECK_BITS(q("mxfp6_e3m2", {15.5f, 1}), (std::vector<float>{14, 1}));
   // e2m3, emax 2 (max 7.5): max 3 -> s = -1: 3 -> 6; 0.1 -> 0.2, subnormal grid 0.125 -> 0.25 -> 0.125.
   // -1.3 -> -2.6, ulp 0.25 in [2, 4) -> -2.5 -> -1.25.
   CHECK_BITS(q("mxfp6_e2m3", {3, 0.1f, -1.3f}), (std::vector<float>{3, 0.125f, -1.25f}));
-  // e2m1 (fp4: 0 0.5 1 1.5 2 3 4 6), emax 2: max 5 -> s = 0: 5 tie -> 4; 1.25 tie -> 1; -2.5 tie -> -2; 0.2 -> 0.
+  // e2m1 (fp4: 0 0.5 1 1.5 2 3 4 6), emax 2: max 5 -> s = 0: 5 tie -> 4; 1.25 tie -> 1; -2.5 tie -> -2; 0.2
+  // -> 0.
   CHECK_BITS(q("mxfp4", {5, 1.25f, -2.5f, 0.2f}), (std::vector<float>{4, 1, -2, 0}));
   // e2m1: max 7 -> s = 0, 7 saturates at 6; 0.25 is a tie between 0 and 0.5 -> 0; 0.3 -> 0.5.
   CHECK_BITS(q("mxfp4", {7, 0.25f, 0.3f}), (std::vector<float>{6, 0, 0.5f}));
@@ -209,7 +212,8 @@ TEST_CASE("bfp<m>_b<B>: shared exponent, sign + m-bit magnitude", "[blocks][bfp]
   CHECK(e.meta[0] == 128);
   CHECK(e.elements == (std::vector<uint32_t>{192, 70, 0x100 | 1, 186}));
   CHECK_BITS(q("bfp8_b4", x), (std::vector<float>{3, 1.09375f, -0.015625f, 2.90625f}));
-  // bfp3: 3 magnitude bits (0 .. 7 quarters of 2^E): 1.75 -> 7; 0.3 -> 1.2 -> 1; 1.9 -> 7.6 -> 8 saturates at 7.
+  // bfp3: 3 magnitude bits (0 .. 7 quarters of 2^E): 1.75 -> 7; 0.3 -> 1.2 -> 1; 1.9 -> 7.6 -> 8 saturates
+  // at 7.
   CHECK_BITS(q("bfp3_b2", {1.75f, 0.3f, 1.9f, 1}), (std::vector<float>{1.75f, 0.25f, 1.75f, 1}));
   // bfp1: a sign and one bit: every element is 0 or +-2^E; 0.5 with max 1 is a tie -> 0 (even).
   CHECK_BITS(q("bfp1_b3", {1, 0.5f, -0.75f}), (std::vector<float>{1, 0, -1}));
@@ -283,8 +287,9 @@ TEST_CASE("encode -> decode equals quantize_blocks, and :sr draws by element ind
     v = std::ldexp(static_cast<float>(static_cast<int32_t>(s)) / 2147483648.0f, static_cast<int>(s % 13) - 6);
   }
   x[17] = 0;
-  for (const char* spec : {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4", "mxint8", "nvfp4",
-                           "bfp8_b16", "bfp3_b5", "afp4m3", "afp2m5", "mxfp8_e4m3:sr", "nvfp4:sr", "bfp5_b7:rtz"}) {
+  for (const char* spec :
+       {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4", "mxint8", "nvfp4", "bfp8_b16",
+        "bfp3_b5", "afp4m3", "afp2m5", "mxfp8_e4m3:sr", "nvfp4:sr", "bfp5_b7:rtz"}) {
     INFO(spec);
     const Format f = parse_format(spec);
     for (ReadLayout l : {ReadLayout{3, 70, 1}, ReadLayout{2, 35, 3}, ReadLayout{1, 3, 70}}) {
@@ -319,8 +324,9 @@ TEST_CASE("decode_blocks refuses an encoding whose blocks do not match its forma
   g.block_size = 64;
   g.blocks_per_row = 1;
   g.meta.resize(1);
-  CHECK_THROWS_WITH(decode_blocks(f, g, y.data()), Catch::Contains("blocks of 64 elements, 1 per row, do not match "
-                                                                    "mxfp8_e4m3 (blocks of 32, 2 per row of 40)"));
+  CHECK_THROWS_WITH(decode_blocks(f, g, y.data()),
+                    Catch::Contains("blocks of 64 elements, 1 per row, do not match "
+                                    "mxfp8_e4m3 (blocks of 32, 2 per row of 40)"));
   g = e;
   g.layout.outer = -1;
   CHECK_THROWS_WITH(decode_blocks(f, g, y.data()), Catch::Contains("negative size"));
@@ -330,8 +336,8 @@ TEST_CASE("decode_blocks refuses an encoding whose blocks do not match its forma
 TEST_CASE("flipping metadata or element bits changes the decoded block as predicted", "[blocks]") {
   const Format f = parse_format("mxfp8_e4m3");
   std::vector<float> x(40, 1.0f);
-  x[1] = 256;   // block 0: s = 0, code 127
-  x[33] = 3;    // block 1: s = -7, code 120
+  x[1] = 256;  // block 0: s = 0, code 127
+  x[33] = 3;   // block 1: s = -7, code 120
   BlockEncoded e = encode_blocks(f, x.data(), one_row(40));
   std::vector<float> clean(40), y(40);
   decode_blocks(f, e, clean.data());
@@ -379,7 +385,8 @@ TEST_CASE("the bit-pattern fast path rounds elements exactly like the exact path
   }
   const ReadLayout l{64, 33, 1};
   int fast_formats = 0;
-  for (const char* base : {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4", "afp4m3", "afp3m6"}) {
+  for (const char* base :
+       {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3", "mxfp4", "afp4m3", "afp3m6"}) {
     for (const char* mode : {"", ":rtz", ":rup", ":rdn", ":rna", ":nosub"}) {
       std::string spec = std::string(base) + mode;
       if (spec.rfind("afp", 0) == 0 && std::string(mode) == ":nosub") continue;

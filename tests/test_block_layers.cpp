@@ -3,7 +3,6 @@
 // element's value list, float64 checks), policies treat block formats as read
 // formats only, and a small MLP trains in mxfp8 (twice to identical bits).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -54,8 +53,8 @@ double nearest(const std::vector<double>& vals, double x) {
 }
 
 // Reference MX quantization of a row-major [outer, len, inner] tensor, blocks of 32 along len.
-std::vector<float> mx_reference(const std::vector<float>& x, int64_t outer, int64_t len, int64_t inner, int e, int m,
-                                bool fn) {
+std::vector<float> mx_reference(const std::vector<float>& x, int64_t outer, int64_t len, int64_t inner, int e,
+                                int m, bool fn) {
   const std::vector<double> vals = element_values(e, m, fn);
   int emax = 0;
   std::frexp(vals.back(), &emax);
@@ -66,7 +65,8 @@ std::vector<float> mx_reference(const std::vector<float>& x, int64_t outer, int6
       for (int64_t k0 = 0; k0 < len; k0 += 32) {
         const int64_t k1 = std::min(len, k0 + 32);
         double amax = 0;
-        for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(double(x[(o * len + k) * inner + i])));
+        for (int64_t k = k0; k < k1; ++k)
+          amax = std::max(amax, std::fabs(double(x[(o * len + k) * inner + i])));
         int ex = 0;
         std::frexp(amax, &ex);
         const int s = amax == 0 ? -127 : std::max(-127, ex - 1 - emax);
@@ -90,15 +90,17 @@ TEST_CASE("the reference quantizer agrees with quantize_blocks on random blocks"
   Tensor t = test::random_tensor({5, 70}, 3, -3, 3);
   std::vector<float> x = t.to_vector();
   x[3] = 0x1p-12f;  // a block-relative subnormal
-  for (auto [spec, e, m, fn] : {std::tuple{"mxfp8_e4m3", 4, 3, true}, std::tuple{"mxfp4", 2, 1, false},
-                                std::tuple{"mxfp6_e3m2", 3, 2, false}, std::tuple{"mxfp8_e5m2", 5, 2, false}}) {
+  for (auto [spec, e, m, fn] :
+       {std::tuple{"mxfp8_e4m3", 4, 3, true}, std::tuple{"mxfp4", 2, 1, false},
+        std::tuple{"mxfp6_e3m2", 3, 2, false}, std::tuple{"mxfp8_e5m2", 5, 2, false}}) {
     INFO(spec);
     Tensor y = read_as(parse_format(spec), Tensor::from_vector({5, 70}, x), DrawKey{});
     CHECK(same_bits(y.to_vector(), mx_reference(x, 5, 70, 1, e, m, fn)));
   }
 }
 
-TEST_CASE("Linear reading weights and activations in mxfp8_e4m3 equals a per-block reference", "[blocks][linear]") {
+TEST_CASE("Linear reading weights and activations in mxfp8_e4m3 equals a per-block reference",
+          "[blocks][linear]") {
   const int64_t in = 40, out = 3, rows = 4;  // 40 = a block of 32 and a partial block of 8 per row
   auto layer = std::make_shared<Linear>(in, out, false);
   layer->initialize(5);
@@ -207,7 +209,8 @@ TEST_CASE("policies: block formats are read formats only", "[blocks][policy]") {
   CHECK(is_plain_fp32(backward_mac(n).out));
 }
 
-TEST_CASE("read_as: blocks along the last dimension by default, along the layout's rows when given", "[blocks]") {
+TEST_CASE("read_as: blocks along the last dimension by default, along the layout's rows when given",
+          "[blocks]") {
   std::vector<float> v = {256, 1, 0.001f, 0.01f};  // [2, 2]
   Tensor t = Tensor::from_vector({2, 2}, v);
   const Format f = parse_format("mxfp8_e4m3");
@@ -215,7 +218,8 @@ TEST_CASE("read_as: blocks along the last dimension by default, along the layout
   // 2^-10, 0.01 * 2^15 = 327.7 -> 320 (ulp 32) -> 0.009765625.
   CHECK(same_bits(read_as(f, t, DrawKey{}).to_vector(), {256, 1, 0x1p-10f, 0.009765625f}));
   // Columns (256, 0.001): X = 1: 0.001 = 0.51 * 2^-9 -> 2^-9; (1, 0.01): s = -8: 2.56 -> 2.5 -> 0.009765625.
-  CHECK(same_bits(read_as(f, t, DrawKey{}, ReadLayout{1, 2, 2}).to_vector(), {256, 1, 0x1p-9f, 0.009765625f}));
+  CHECK(
+      same_bits(read_as(f, t, DrawKey{}, ReadLayout{1, 2, 2}).to_vector(), {256, 1, 0x1p-9f, 0.009765625f}));
   // Scalar formats ignore the layout.
   const Format e5m2 = parse_format("e5m2");
   CHECK(same_bits(read_as(e5m2, t, DrawKey{}, ReadLayout{1, 2, 2}).to_vector(),
@@ -294,12 +298,13 @@ Result train_mlp(const Blobs& data, const NumericsPolicy& policy, int steps) {
 
 }  // namespace
 
-TEST_CASE("an MLP trains in mxfp8 (and mxfp4 weights, bfp and :sr) twice to identical bits", "[blocks][train]") {
+TEST_CASE("an MLP trains in mxfp8 (and mxfp4 weights, bfp and :sr) twice to identical bits",
+          "[blocks][train]") {
   Blobs data = blobs(240);
   Result fp32 = train_mlp(data, NumericsPolicy(), 60);
-  for (auto policy : {policy_of({{"format", "mxfp8_e4m3"}}),
-                      policy_of({{"format", "mxfp8_e5m2"}, {"weights", "mxfp4"}}),
-                      policy_of({{"format", "bfp6_b8:sr"}})}) {
+  for (auto policy :
+       {policy_of({{"format", "mxfp8_e4m3"}}), policy_of({{"format", "mxfp8_e5m2"}, {"weights", "mxfp4"}}),
+        policy_of({{"format", "bfp6_b8:sr"}})}) {
     Result a = train_mlp(data, policy, 60), b = train_mlp(data, policy, 60);
     INFO("accuracy " << a.accuracy << " (fp32 " << fp32.accuracy << "), loss " << a.losses.front() << " -> "
                      << a.losses.back());

@@ -368,8 +368,9 @@ size_t sweep_half(const Format& f, uint32_t lo, uint32_t hi, uint32_t stride, st
 
 TEST_CASE("all 2^32 binary32 inputs: fp16, bf16, fp8_e4m3") {
   // A sanitizer build sweeps fp16 only (tests/sanitized.h): each format is 2^32 inputs.
-  const std::vector<const char*> specs =
-      test::kSanitized ? std::vector<const char*>{"fp16"} : std::vector<const char*>{"fp16", "bf16", "fp8_e4m3"};
+  const std::vector<const char*> specs = test::kSanitized
+                                             ? std::vector<const char*>{"fp16"}
+                                             : std::vector<const char*>{"fp16", "bf16", "fp8_e4m3"};
   for (const char* spec : specs) {
     Format f = parse_format(spec);
     std::string error;

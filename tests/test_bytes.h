@@ -14,6 +14,7 @@ class ByteSource {
     s_ = s_ * 6364136223846793005ull + 1442695040888963407ull;
     return static_cast<uint8_t>(s_ >> 56);
   }
+
  private:
   uint64_t s_;
 };

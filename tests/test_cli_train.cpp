@@ -14,9 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_run.h"
 #include "test_trainer_data.h"
 #include "train/safetensors.h"
-#include "cli_run.h"
 
 using namespace emu;
 namespace fs = std::filesystem;
@@ -25,8 +25,12 @@ namespace {
 
 using emu::testing::slurp;
 using Result = emu::testing::CliResult;
-pid_t spawn(const std::vector<std::string>& args, const std::string& dir) { return emu::testing::spawn_cli(args, dir); }
-Result run_cli(const std::vector<std::string>& args, const std::string& dir) { return emu::testing::run_cli(args, dir); }
+pid_t spawn(const std::vector<std::string>& args, const std::string& dir) {
+  return emu::testing::spawn_cli(args, dir);
+}
+Result run_cli(const std::vector<std::string>& args, const std::string& dir) {
+  return emu::testing::run_cli(args, dir);
+}
 
 // The error line of a failed command: exit code 2, exactly one line on stderr.
 std::string one_line_error(const Result& r, int code = 2) {
@@ -136,8 +140,10 @@ TEST_CASE("emutrain train: recipe, format, data and checkpoint problems are one-
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
     std::string e =
         one_line_error(run_cli({"train", r, "--set", "device=cuda", "--out", dir.str() + "/run"}, dir.str()));
-    if (saved) setenv("CUDA_VISIBLE_DEVICES", restore.c_str(), 1);
-    else unsetenv("CUDA_VISIBLE_DEVICES");
+    if (saved)
+      setenv("CUDA_VISIBLE_DEVICES", restore.c_str(), 1);
+    else
+      unsetenv("CUDA_VISIBLE_DEVICES");
     CHECK_THAT(e, Catch::Contains("device: cuda: "));
     CHECK_THAT(e, Catch::Contains("cuda-host"));
     CHECK_FALSE(fs::exists(dir.str() + "/run"));

@@ -8,6 +8,8 @@
 //  - the real binary's table equals statistics computed here from the
 //    documented Philox inputs, a float64 reference, a float loop for
 //    layer-level and per-step roundings for op-level (matmul and conv3x3).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -17,8 +19,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "analysis/compare_emulation.h"
 #include "numerics/format_spec.h"
@@ -35,7 +35,8 @@ namespace {
 std::vector<float> inputs(uint64_t seed, uint64_t stream, int64_t n, double lo, double hi, const Format& f) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    const double u = static_cast<double>(philox_draw(seed, stream, static_cast<uint64_t>(i)) >> 8) / 16777216.0;
+    const double u =
+        static_cast<double>(philox_draw(seed, stream, static_cast<uint64_t>(i)) >> 8) / 16777216.0;
     v[i] = static_cast<float>(round_value(f, static_cast<double>(static_cast<float>(lo + (hi - lo) * u))));
   }
   return v;
@@ -57,7 +58,8 @@ Stats stats(std::vector<double> e) {
 
 // One output from its terms: reference (float64), layer-level (binary32 loop, output
 // rounded) and op-level (product rounded to f, binary32 sum, output rounded).
-void reduce(const std::vector<std::pair<float, float>>& terms, const Format& f, double& ref, float& layer, float& op) {
+void reduce(const std::vector<std::pair<float, float>>& terms, const Format& f, double& ref, float& layer,
+            float& op) {
   ref = 0;
   float acc_l = 0, acc_o = 0;
   for (const auto& [a, b] : terms) {
@@ -73,8 +75,10 @@ void reduce(const std::vector<std::pair<float, float>>& terms, const Format& f, 
 std::string run(const std::string& args) {
   const char* bin = std::getenv("EMUTRAIN_BIN");
   REQUIRE(bin != nullptr);
-  const fs::path out = fs::temp_directory_path() / ("emutrain_test_cmp_" + std::to_string(::getpid()) + ".txt");
-  const int rc = std::system((std::string(bin) + " compare-emulation " + args + " > " + out.string() + " 2>&1").c_str());
+  const fs::path out =
+      fs::temp_directory_path() / ("emutrain_test_cmp_" + std::to_string(::getpid()) + ".txt");
+  const int rc =
+      std::system((std::string(bin) + " compare-emulation " + args + " > " + out.string() + " 2>&1").c_str());
   std::ifstream in(out);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -166,7 +170,8 @@ TEST_CASE("the printed matmul table equals a float64 computation here", "[compar
   const std::string table = run("--op matmul --size 3,4,37 --range=-2,3 --format bf16 --seed 7 --trials 2");
   std::vector<double> el, eo;
   for (uint64_t t = 0; t < 2; ++t) {
-    const std::vector<float> A = inputs(7, 2 * t, M * K, -2, 3, bf16), B = inputs(7, 2 * t + 1, K * N, -2, 3, bf16);
+    const std::vector<float> A = inputs(7, 2 * t, M * K, -2, 3, bf16),
+                             B = inputs(7, 2 * t + 1, K * N, -2, 3, bf16);
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         std::vector<std::pair<float, float>> terms;
@@ -187,8 +192,9 @@ TEST_CASE("the printed matmul table equals a float64 computation here", "[compar
 TEST_CASE("the printed conv3x3 table equals a float64 computation here", "[compare_emulation]") {
   const Format f = parse_format("fp8_e4m3");
   const int64_t N = 2, C = 3, H = 4, W = 5, O = 2;
-  const std::string table = run("--op conv3x3 --size 2,3,4,5,2 --range=-1,1 --format fp8_e4m3 --seed 11 --out " +
-                                (fs::temp_directory_path() / ("emutrain_test_cmp_" + std::to_string(::getpid()))).string());
+  const std::string table =
+      run("--op conv3x3 --size 2,3,4,5,2 --range=-1,1 --format fp8_e4m3 --seed 11 --out " +
+          (fs::temp_directory_path() / ("emutrain_test_cmp_" + std::to_string(::getpid()))).string());
   const std::vector<float> x = inputs(11, 0, N * C * H * W, -1, 1, f), w = inputs(11, 1, O * C * 9, -1, 1, f);
   std::vector<double> el, eo;
   for (int64_t n = 0; n < N; ++n)

@@ -56,10 +56,11 @@ struct Case {
   int64_t Cig() const { return C_in / groups; }
   int64_t Cog() const { return C_out / groups; }
   std::string name() const {
-    return "x (" + std::to_string(N) + "," + std::to_string(C_in) + "," + std::to_string(H) + "," + std::to_string(W) +
-           ") k " + std::to_string(KH) + "x" + std::to_string(KW) + " s " + std::to_string(sh) + "x" +
-           std::to_string(sw) + " p " + std::to_string(ph) + "x" + std::to_string(pw) + " g " +
-           std::to_string(groups) + " d " + std::to_string(dh) + "x" + std::to_string(dw) + (bias ? " bias" : "");
+    return "x (" + std::to_string(N) + "," + std::to_string(C_in) + "," + std::to_string(H) + "," +
+           std::to_string(W) + ") k " + std::to_string(KH) + "x" + std::to_string(KW) + " s " +
+           std::to_string(sh) + "x" + std::to_string(sw) + " p " + std::to_string(ph) + "x" +
+           std::to_string(pw) + " g " + std::to_string(groups) + " d " + std::to_string(dh) + "x" +
+           std::to_string(dw) + (bias ? " bias" : "");
   }
 };
 
@@ -113,7 +114,7 @@ struct LiteralMac {
       outer = format_add(p.acc_outer, outer, acc, draw(p.acc_outer, 2 * K + k / p.chunk - 1));
       acc = 0.0;
     }
-    if (a != 0.0f && b != 0.0f) {                                       // zero operands are skipped
+    if (a != 0.0f && b != 0.0f) {                                        // zero operands are skipped
       double product = static_cast<double>(a) * static_cast<double>(b);  // exact
       if (!p.mul_exact) product = round_value(p.mul, product, draw(p.mul, 2 * k));
       acc = format_add(p.acc, acc, product, draw(p.acc, 2 * k + 1));
@@ -155,7 +156,8 @@ std::vector<float> literal_forward(const Case& c, const LayerNumerics& nm, const
                   mac.term(0.0f, wv);  // padding
                   continue;
                 }
-                const float xv = quantize(nm.activations, x[((n * c.C_in + g * c.Cig() + ci) * c.H + ih) * c.W + iw]);
+                const float xv =
+                    quantize(nm.activations, x[((n * c.C_in + g * c.Cig() + ci) * c.H + ih) * c.W + iw]);
                 mac.term(xv, wv);
               }
           float bv = c.bias ? quantize(nm.weights, b[co]) : 0.0f;
@@ -185,7 +187,8 @@ std::vector<float> literal_grad_input(const Case& c, const LayerNumerics& nm, co
               for (int64_t kw = 0; kw < c.KW; ++kw) {
                 const float wv = quantize(nm.weights, w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw]);
                 const int64_t th = ih + c.ph - kh * c.dh, tw = iw + c.pw - kw * c.dw;
-                if (th < 0 || tw < 0 || th % c.sh || tw % c.sw || th / c.sh >= c.OH() || tw / c.sw >= c.OW()) {
+                if (th < 0 || tw < 0 || th % c.sh || tw % c.sw || th / c.sh >= c.OH() ||
+                    tw / c.sw >= c.OW()) {
                   mac.term(0.0f, wv);
                   continue;
                 }
@@ -238,7 +241,8 @@ std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, con
   for (int64_t co = 0; co < c.C_out; ++co) {
     LiteralMac mac(p, K, key, static_cast<uint64_t>(co));
     for (int64_t n = 0; n < c.N; ++n)
-      for (int64_t s = 0; s < c.OH() * c.OW(); ++s) mac.term(gq[(n * c.C_out + co) * c.OH() * c.OW() + s], 1.0f);
+      for (int64_t s = 0; s < c.OH() * c.OW(); ++s)
+        mac.term(gq[(n * c.C_out + co) * c.OH() * c.OW() + s], 1.0f);
     gb.push_back(mac.result(nullptr));
   }
   return gb;
@@ -246,8 +250,8 @@ std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, con
 
 // A Conv2d of case c under `p`, holding the operands' values.
 std::shared_ptr<Conv2d> make_conv(const Case& c, const NumericsPolicy& p, const Operands& o) {
-  auto m = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw), c.groups,
-                                    c.bias);
+  auto m = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(c.KH, c.KW), Size2(c.sh, c.sw), Size2(c.ph, c.pw),
+                                    c.groups, c.bias);
   m->params.dilation_h = c.dh, m->params.dilation_w = c.dw;
   m->apply_numerics(p);
   m->weight.copy_from(o.w);
@@ -277,7 +281,8 @@ Run run_layer(Conv2d& m, const Tensor& x_values, const Tensor& gy) {
 // Forward and backward of every case through the layer against the literal loops, with the draw keys
 // of the layer's sites (the reads must not draw: grads, weights and activations deterministic).
 template <size_t Count>
-void check_literal(const NumericsPolicy& p, uint64_t seed, const Case (&cases)[Count], uint64_t run_seed = 0) {
+void check_literal(const NumericsPolicy& p, uint64_t seed, const Case (&cases)[Count],
+                   uint64_t run_seed = 0) {
   for (const Case& c : cases) {
     INFO(c.name());
     const Operands o = operands(c, seed);
@@ -314,7 +319,9 @@ TEST_CASE("conv2d gradients match finite differences in fp32") {
     w.set_requires_grad(true);
     std::vector<Tensor> inputs = {x, w};
     if (c.bias) inputs.push_back(b.set_requires_grad(true));
-    auto f = [&](const std::vector<Tensor>& in) { return conv2d(m, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), cp); };
+    auto f = [&](const std::vector<Tensor>& in) {
+      return conv2d(m, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), cp);
+    };
     test::GradCheckResult r = test::grad_check(f, inputs);
     INFO(r.detail);
     CHECK(r.ok);
@@ -326,7 +333,8 @@ TEST_CASE("conv2d under mul e5m10 acc e5m10 equals the literal loops") {
 }
 
 TEST_CASE("conv2d with chunks, outer accumulator and narrow grads equals the literal loops") {
-  check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "bf16"}}), 200);
+  check_literal(
+      policy({{"mul", "e5m10"}, {"acc", "e5m10"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "bf16"}}), 200);
   check_literal(policy({{"mul", "exact"}, {"acc", "bf16"}, {"chunk", "3"}, {"acc_outer", "e5m10"}}), 300);
 }
 
@@ -335,7 +343,10 @@ TEST_CASE("conv2d with an accumulator-only accumulator and posit products equals
 }
 
 TEST_CASE("conv2d with stochastic rounding equals the literal loops with the documented draws") {
-  NumericsPolicy p = policy({{"mul", "e5m10:sr"}, {"acc", "e5m10:sr"}, {"chunk", "5"}, {"acc_outer", "bf16:sr"},
+  NumericsPolicy p = policy({{"mul", "e5m10:sr"},
+                             {"acc", "e5m10:sr"},
+                             {"chunk", "5"},
+                             {"acc_outer", "bf16:sr"},
                              {"out", "bf16:sr"}});
   for (const Case& c : kCases) {
     INFO(c.name());
@@ -355,11 +366,16 @@ TEST_CASE("conv2d with stochastic rounding equals the literal loops with the doc
 TEST_CASE("dilated conv2d forward, grad-input and grad-weight equal the literal loops") {
   // Packed GEMM paths (im2col and the grad-input gather with dilation), with chunks and narrow grads.
   check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), 1100, kDilatedCases);
-  check_literal(policy({{"mul", "e5m10"}, {"acc", "bf16"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "e5m10"}}), 1200,
-                kDilatedCases);
+  check_literal(
+      policy({{"mul", "e5m10"}, {"acc", "bf16"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "e5m10"}}), 1200,
+      kDilatedCases);
   // The direct path with every draw at its documented site.
-  check_literal(policy({{"mul", "e5m10:sr"}, {"acc", "e5m10:sr"}, {"chunk", "5"}, {"acc_outer", "bf16:sr"},
-                        {"out", "bf16:sr"}, {"grads", "bf16"}}),
+  check_literal(policy({{"mul", "e5m10:sr"},
+                        {"acc", "e5m10:sr"},
+                        {"chunk", "5"},
+                        {"acc_outer", "bf16:sr"},
+                        {"out", "bf16:sr"},
+                        {"grads", "bf16"}}),
                 1300, kDilatedCases, 77);
 }
 
@@ -367,7 +383,8 @@ TEST_CASE("conv2d rejects a dilation below 1 and a dilated kernel larger than th
   const Case c = kDilatedCases[0];
   Conv2d m(c.C_in, c.C_out, Size2(c.KH, c.KW));
   m.params.dilation_w = 4;  // spans 9 columns: the 8 of x do not hold it
-  CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, c.C_in, 9, 8})), Catch::Contains("smaller than the dilated kernel"));
+  CHECK_THROWS_WITH(m.forward(Tensor::zeros({1, c.C_in, 9, 8})),
+                    Catch::Contains("smaller than the dilated kernel"));
   CHECK_NOTHROW(m.forward(Tensor::zeros({1, c.C_in, 9, 9})));
   Tensor y = Tensor::zeros({1, c.C_out, 7, 7});
   Conv2dParams bad;
@@ -392,7 +409,8 @@ TEST_CASE("conv2d weights fp8_e4m3 multiplies with e4m3-rounded weights") {
   auto fp8 = make_conv(c, policy({{"format", "fp32"}, {"weights", "fp8_e4m3"}}), o);
   auto plain_rounded = make_conv(c, policy({{"format", "fp32"}}), rounded);
   auto plain = make_conv(c, policy({{"format", "fp32"}}), o);
-  const Run a = run_layer(*fp8, o.x, gy), b = run_layer(*plain_rounded, o.x, gy), d = run_layer(*plain, o.x, gy);
+  const Run a = run_layer(*fp8, o.x, gy), b = run_layer(*plain_rounded, o.x, gy),
+            d = run_layer(*plain, o.x, gy);
   CHECK(mismatch(a.y, b.y) == "");
   CHECK(mismatch(a.gx, b.gx) == "");  // grad-input multiplies with the same read weights
   CHECK(mismatch(a.gw, b.gw) == "");
@@ -410,9 +428,15 @@ TEST_CASE("conv2d in plain fp32 equals a naive binary32 loop") {
     const Run r = run_layer(*m, o.x, gy);
     const std::vector<float> x = o.x.to_vector(), w = o.w.to_vector(), g = gy.to_vector();
     const std::vector<float> b = c.bias ? o.b.to_vector() : std::vector<float>();
-    auto X = [&](int64_t n, int64_t ci, int64_t ih, int64_t iw) { return x[((n * c.C_in + ci) * c.H + ih) * c.W + iw]; };
-    auto Wv = [&](int64_t co, int64_t cl, int64_t kh, int64_t kw) { return w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw]; };
-    auto G = [&](int64_t n, int64_t co, int64_t oh, int64_t ow) { return g[((n * c.C_out + co) * c.OH() + oh) * c.OW() + ow]; };
+    auto X = [&](int64_t n, int64_t ci, int64_t ih, int64_t iw) {
+      return x[((n * c.C_in + ci) * c.H + ih) * c.W + iw];
+    };
+    auto Wv = [&](int64_t co, int64_t cl, int64_t kh, int64_t kw) {
+      return w[((co * c.Cig() + cl) * c.KH + kh) * c.KW + kw];
+    };
+    auto G = [&](int64_t n, int64_t co, int64_t oh, int64_t ow) {
+      return g[((n * c.C_out + co) * c.OH() + oh) * c.OW() + ow];
+    };
     auto inside = [&](int64_t ih, int64_t iw) { return ih >= 0 && ih < c.H && iw >= 0 && iw < c.W; };
 
     std::vector<float> y, gx, gw, gb;
@@ -425,7 +449,8 @@ TEST_CASE("conv2d in plain fp32 equals a naive binary32 loop") {
               for (int64_t kh = 0; kh < c.KH; ++kh)
                 for (int64_t kw = 0; kw < c.KW; ++kw) {
                   const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
-                  if (inside(ih, iw)) acc = acc + X(n, co / c.Cog() * c.Cig() + cl, ih, iw) * Wv(co, cl, kh, kw);
+                  if (inside(ih, iw))
+                    acc = acc + X(n, co / c.Cog() * c.Cig() + cl, ih, iw) * Wv(co, cl, kh, kw);
                 }
             if (c.bias) acc = acc + b[co];
             y.push_back(acc);
@@ -440,7 +465,8 @@ TEST_CASE("conv2d in plain fp32 equals a naive binary32 loop") {
               for (int64_t kh = 0; kh < c.KH; ++kh)
                 for (int64_t kw = 0; kw < c.KW; ++kw) {
                   const int64_t th = ih + c.ph - kh, tw = iw + c.pw - kw;
-                  if (th >= 0 && tw >= 0 && th % c.sh == 0 && tw % c.sw == 0 && th / c.sh < c.OH() && tw / c.sw < c.OW())
+                  if (th >= 0 && tw >= 0 && th % c.sh == 0 && tw % c.sw == 0 && th / c.sh < c.OH() &&
+                      tw / c.sw < c.OW())
                     acc = acc + G(n, co, th / c.sh, tw / c.sw) * Wv(co, ci % c.Cig(), kh, kw);
                 }
             gx.push_back(acc);
@@ -454,7 +480,8 @@ TEST_CASE("conv2d in plain fp32 equals a naive binary32 loop") {
               for (int64_t oh = 0; oh < c.OH(); ++oh)
                 for (int64_t ow = 0; ow < c.OW(); ++ow) {
                   const int64_t ih = oh * c.sh - c.ph + kh, iw = ow * c.sw - c.pw + kw;
-                  if (inside(ih, iw)) acc = acc + G(n, co, oh, ow) * X(n, co / c.Cog() * c.Cig() + cl, ih, iw);
+                  if (inside(ih, iw))
+                    acc = acc + G(n, co, oh, ow) * X(n, co / c.Cog() * c.Cig() + cl, ih, iw);
                 }
             gw.push_back(acc);
           }

@@ -1,6 +1,5 @@
 // Tensors, autograd, modules and numerics policies.
 #include <catch2/catch.hpp>
-
 #include <stdexcept>
 
 #include "core/autograd.h"
@@ -114,7 +113,8 @@ TEST_CASE("glob matching of module paths", "[core]") {
   CHECK_FALSE(emu::glob_match("fc?", "fc"));
 }
 
-TEST_CASE("numerics policies: defaults, format shorthand, overrides in order, errors name the key", "[core]") {
+TEST_CASE("numerics policies: defaults, format shorthand, overrides in order, errors name the key",
+          "[core]") {
   emu::NumericsPolicy p;
   emu::LayerNumerics plain = p.resolve("anything");
   CHECK(plain.passthrough());
@@ -132,11 +132,13 @@ TEST_CASE("numerics policies: defaults, format shorthand, overrides in order, er
   CHECK(o.mac.mul_exact);
   CHECK(emu::format_name(o.mac.acc) == "int32");
   CHECK(o.mac.chunk == 16);
-  CHECK_THROWS_WITH(p.set("wieghts", "fp16"), Catch::Contains("unknown key 'wieghts'") && Catch::Contains("allowed: format, weights"));
+  CHECK_THROWS_WITH(p.set("wieghts", "fp16"),
+                    Catch::Contains("unknown key 'wieghts'") && Catch::Contains("allowed: format, weights"));
   CHECK_THROWS_WITH(p.set("weights", "fp99"), Catch::Contains("numerics.default.weights: 'fp99'"));
   CHECK_THROWS_WITH(p.set("out", "int32"), Catch::Contains("accumulator-only"));
   CHECK_THROWS_WITH(p.set("chunk", "-3"), Catch::Contains("whole number"));
-  CHECK_THROWS_WITH(p.set_override("fc", "emulation", "both"), Catch::Contains("numerics.overrides['fc'].emulation"));
+  CHECK_THROWS_WITH(p.set_override("fc", "emulation", "both"),
+                    Catch::Contains("numerics.overrides['fc'].emulation"));
   emu::NumericsPolicy q;
   q.set("emulation", "layer");
   CHECK_FALSE(q.resolve("x").passthrough());

@@ -2,9 +2,9 @@
 // and the energy of a LeNet-5 step against a hand computation from the
 // Horowitz table. Nothing below takes a count or a price from the code under
 // test to compute what it expects.
-#include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -55,7 +55,9 @@ StepCounts count_lenet(const NumericsPolicy& policy) {
   return count_step(*m, one_image(), &sgd);
 }
 
-int64_t macs(const CostCounts& c, const std::string& layer, Phase p) { return c.layer_total(layer, Category::Mac, p); }
+int64_t macs(const CostCounts& c, const std::string& layer, Phase p) {
+  return c.layer_total(layer, Category::Mac, p);
+}
 
 }  // namespace
 
@@ -134,7 +136,8 @@ TEST_CASE("cost: the fp32 LeNet-5 step energy is the hand computation from the H
   const int64_t mac = 416520 + 1 + 117600 + (470400 + 240000) + 96000 + 20160 + 1680;
   // Plain-sum additions: forward biases, the log-softmax sum and the loss total,
   // the Linear bias gradients, both max-pool backward sums, both channel sums.
-  const int64_t sums = (4704 + 1600 + 120 + 84 + 10) + (10 + 1) + (10 + 84 + 120) + (1600 + 4704) + (1600 + 4704);
+  const int64_t sums =
+      (4704 + 1600 + 120 + 84 + 10) + (10 + 1) + (10 + 84 + 120) + (1600 + 4704) + (1600 + 4704);
   // Comparisons: relu forward, max-pool windows (k-1 per window), the log-softmax max, relu backward.
   const int64_t cmps = (4704 + 1600 + 120 + 84) + (4704 - 1176) + (1600 - 400) + 9 + (84 + 120 + 1600 + 4704);
   // Element-wise additions: log-softmax's subtractions (2 x 10), the loss gradient's
@@ -146,15 +149,16 @@ TEST_CASE("cost: the fp32 LeNet-5 step energy is the hand computation from the H
   const int64_t fns = 10 + 1 + 10;
   // Bits: every operand element read and every result written as fp32 (32 bits each);
   // SGD reads p, g and the momentum buffer and writes p and the buffer.
-  const int64_t reads = (784 + 150 + 6) + 4704 + 4704 + (1176 + 2400 + 16) + 1600 + 1600 + (400 + 48000 + 120) + 120 +
-                        (120 + 10080 + 84) + 84 + (84 + 840 + 10) + 10 +                // forward
+  const int64_t reads = (784 + 150 + 6) + 4704 + 4704 + (1176 + 2400 + 16) + 1600 + 1600 +
+                        (400 + 48000 + 120) + 120 + (120 + 10080 + 84) + 84 + (84 + 840 + 10) +
+                        10 +  // forward
                         10 + (10 + 840) + (10 + 84) + 10 + 168 + (84 + 10080) + (84 + 120) + 84 + 240 +
-                        (120 + 48000) + (120 + 400) + 120 + 400 + 3200 + (1600 + 2400) + (1176 + 1600) + 1600 +
-                        1176 + 9408 + (784 + 4704) + 4704 +                             // backward
-                        3 * P;                                                          // update
+                        (120 + 48000) + (120 + 400) + 120 + 400 + 3200 + (1600 + 2400) + (1176 + 1600) +
+                        1600 + 1176 + 9408 + (784 + 4704) + 4704 +  // backward
+                        3 * P;                                      // update
   const int64_t writes = (4704 + 4704 + 1176 + 1600 + 1600 + 400 + 120 + 120 + 84 + 84 + 10 + 10) +
-                         (10 + 84 + 840 + 10 + 84 + 120 + 10080 + 84 + 120 + 400 + 48000 + 120 + 1600 + 1600 + 1176 +
-                          2400 + 16 + 4704 + 4704 + 150 + 6) +
+                         (10 + 84 + 840 + 10 + 84 + 120 + 10080 + 84 + 120 + 400 + 48000 + 120 + 1600 + 1600 +
+                          1176 + 2400 + 16 + 4704 + 4704 + 150 + 6) +
                          2 * P;
   const CostCounts& c = s.step;
   CHECK(c.total(Category::Mac) == mac);
@@ -229,9 +233,10 @@ TEST_CASE("cost model: the table's formats cost what the table says; others foll
 }
 
 TEST_CASE("cost model: a user's table replaces the default; errors name the file and the key", "[cost]") {
-  const std::string base = "integer: {add: {8: {pj: 1}}, mul: {8: {pj: 2}}}\n"
-                           "float: {add: {fp32: {pj: 3}}, mul: {fp32: {pj: 4}}}\n"
-                           "memory: {sram: 64}\noperands: sram\n";
+  const std::string base =
+      "integer: {add: {8: {pj: 1}}, mul: {8: {pj: 2}}}\n"
+      "float: {add: {fp32: {pj: 3}}, mul: {fp32: {pj: 4}}}\n"
+      "memory: {sram: 64}\noperands: sram\n";
   const CostModel m = parse_cost_model(base, "mine.yaml");
   CHECK(mac_cost(m, "int8", "int8", "int8", "exact").pj == Approx(3.0));
   CHECK(bit_cost(m) == Approx(1.0));
@@ -248,9 +253,10 @@ TEST_CASE("cost model: a user's table replaces the default; errors name the file
         "function_exact, approx_mul_factor, div_muls, sqrt_muls)");
   CHECK(error_of("integer: {add: {8: {pj: x}}, mul: {8: {pj: 2}}}\n") ==
         "cost model mine.yaml: integer.add.8.pj: 'x' is not a number");
-  CHECK(error_of(base.substr(0, base.find("operands")) + "operands: dram\n").find("operands: 'dram' is not a level of memory (levels: sram)") !=
-        std::string::npos);
-  CHECK(error_of("integer: {add: {8: {pj: 1}}, mul: {8: {pj: 2}}}\nfloat: {add: {posit16_1: {pj: 1}}, mul: {}}\n")
+  CHECK(error_of(base.substr(0, base.find("operands")) + "operands: dram\n")
+            .find("operands: 'dram' is not a level of memory (levels: sram)") != std::string::npos);
+  CHECK(error_of(
+            "integer: {add: {8: {pj: 1}}, mul: {8: {pj: 2}}}\nfloat: {add: {posit16_1: {pj: 1}}, mul: {}}\n")
             .find("float.add.posit16_1: an IEEE-like format") != std::string::npos);
   try {
     load_cost_model("/nonexistent/table.yaml");
@@ -278,7 +284,8 @@ TEST_CASE("cost: JSON, CSV and the sweep columns agree with the counts", "[cost]
 TEST_CASE("pareto front: the points no other beats in both cost and quality", "[cost]") {
   // (cost, quality): 1 is dominated by 0 (dearer, not better), 3 by 2, 5 ties 4's
   // cost with lower quality; the NaN point is left out.
-  const std::vector<ParetoPoint> pts = {{1, 80}, {2, 80}, {3, 82}, {4, 81}, {5, 86}, {5, 84}, {0.5, std::nan("")}};
+  const std::vector<ParetoPoint> pts = {
+      {1, 80}, {2, 80}, {3, 82}, {4, 81}, {5, 86}, {5, 84}, {0.5, std::nan("")}};
   CHECK(pareto_front(pts) == std::vector<size_t>{0, 2, 4});
   CHECK(pareto_front({}).empty());
 }
@@ -293,8 +300,10 @@ class TinyRecurrent : public models::Model {
   TinyRecurrent() { rnn = register_module("rnn", std::make_shared<Rnn>(4, 5)); }
   models::Prediction predict(const data::Batch& b, const std::string&) override {
     Tensor y;  // (N, T, H)
-    if constexpr (std::is_same_v<Rnn, LSTM>) y = rnn->forward(b.at("x"), Tensor(), Tensor(), b.at("lengths")).output;
-    else y = rnn->forward(b.at("x"), Tensor(), b.at("lengths")).output;
+    if constexpr (std::is_same_v<Rnn, LSTM>)
+      y = rnn->forward(b.at("x"), Tensor(), Tensor(), b.at("lengths")).output;
+    else
+      y = rnn->forward(b.at("x"), Tensor(), b.at("lengths")).output;
     return {reshape(y, {y.dim(0) * y.dim(1), y.dim(2)}), b.at("y")};
   }
   std::shared_ptr<Rnn> rnn;
@@ -347,9 +356,10 @@ TEST_CASE("cost: LSTM and GRU count their valid steps' reductions", "[cost]") {
 TEST_CASE("cost: the transformer recipe's model counts every op", "[cost]") {
   // The FordA transformer (recipes/transformer_forda.yaml) at a small size: layer
   // norm, attention products and softmax, GELU-free Conv1d feed-forward, pooling.
-  auto m = models::make_model(YAML::Load("{type: transformer, num_blocks: 1, head_size: 4, num_heads: 2, ff_dim: 4, "
-                                         "dropout: 0.1, mlp_units: [8], mlp_dropout: 0.1}"),
-                              {{"channels", 1}, {"length", 6}, {"classes", 2}});
+  auto m = models::make_model(
+      YAML::Load("{type: transformer, num_blocks: 1, head_size: 4, num_heads: 2, ff_dim: 4, "
+                 "dropout: 0.1, mlp_units: [8], mlp_dropout: 0.1}"),
+      {{"channels", 1}, {"length", 6}, {"classes", 2}});
   m->initialize(0);
   m->apply_numerics(NumericsPolicy());
   data::Batch b;
@@ -368,7 +378,8 @@ TEST_CASE("cost: the transformer recipe's model counts every op", "[cost]") {
            k.layer == "block0.self_attn";
   }) == 2 * 2 * 6 * 6);
   CHECK(s.step.sum([](const CountKey& k) { return k.layer == "(unattributed)"; }) == 0);
-  CHECK(s.inference.layer_total("block0.self_attn", Category::Mac, Phase::Forward) == 2 * (2 * 2 * 6 * 6 * 4));
+  CHECK(s.inference.layer_total("block0.self_attn", Category::Mac, Phase::Forward) ==
+        2 * (2 * 2 * 6 * 6 * 4));
 }
 
 TEST_CASE("cost: approximate multipliers by table, block formats' scales as metadata", "[cost]") {
@@ -386,8 +397,9 @@ TEST_CASE("cost: approximate multipliers by table, block formats' scales as meta
     const CostModel m = default_cost_model();
     const double add5 = 0.03 * 5 / 8;
     const double mul_bf16 = (1.1 - add5) * 64.0 / 121.0 + 0.03, add_bf16 = (0.4 - add5) * 8.0 / 11.0 + 0.03;
-    CHECK(entry_pj(m, CountKey{"fc1", Phase::Forward, Category::Mac, "bf16", "bf16", "bf16", "lut:mitchell:bf16"},
-                   48000) == Approx(48000 * (0.5 * mul_bf16 + add_bf16)));
+    CHECK(entry_pj(
+              m, CountKey{"fc1", Phase::Forward, Category::Mac, "bf16", "bf16", "bf16", "lut:mitchell:bf16"},
+              48000) == Approx(48000 * (0.5 * mul_bf16 + add_bf16)));
   }
   {
     NumericsPolicy p;

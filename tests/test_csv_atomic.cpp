@@ -156,7 +156,8 @@ TEST_CASE("atomic write: a failure leaves the old file and names the path", "[at
   // The temporary file cannot be created (its name is taken by a directory).
   fs::create_directory(path + ".tmp");
   CHECK_THROWS_AS(write_file_atomic(path, "new\n"), FileWriteError);
-  CHECK_THROWS_WITH(write_file_atomic(path, "new\n"), Catch::Contains("cannot write " + path + ".tmp: Is a directory"));
+  CHECK_THROWS_WITH(write_file_atomic(path, "new\n"),
+                    Catch::Contains("cannot write " + path + ".tmp: Is a directory"));
   CHECK(slurp(path) == "old\n");
   fs::remove(path + ".tmp");
 
@@ -172,7 +173,8 @@ TEST_CASE("atomic write: a failure leaves the old file and names the path", "[at
 
   // A directory that does not exist.
   const std::string nowhere = dir / "no/such/dir/f.txt";
-  CHECK_THROWS_WITH(write_file_atomic(nowhere, "x"), Catch::Contains(nowhere + ".tmp: No such file or directory"));
+  CHECK_THROWS_WITH(write_file_atomic(nowhere, "x"),
+                    Catch::Contains(nowhere + ".tmp: No such file or directory"));
 
   // A directory without write permission (root ignores permissions: skipped).
   if (geteuid() != 0) {

@@ -17,7 +17,6 @@
 // The CPU backend is the independent reference: it shares no kernel code with
 // backends/cuda/ops, only the numerics definitions both call.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <functional>
 #include <map>
@@ -71,11 +70,11 @@ struct RecipeCase {
 const std::map<std::string, RecipeCase>& recipe_cases() {
   static const std::map<std::string, RecipeCase> cases = [] {
     const std::string d = data_root();
-    const std::vector<std::string> crnn = {"data.root=" + d + "/fra", "data.max_pairs=40", "data.batch_size=4",
-                                           "data.workers=0", "model.embed_dim=8", "model.conv_channels=8",
-                                           "model.hidden=8"};
-    const std::vector<std::string> gcn = {"data.root=" + d + "/cora", "data.train_per_class=4", "data.val_size=8",
-                                          "data.test_size=8", "model.hidden=8"};
+    const std::vector<std::string> crnn = {
+        "data.root=" + d + "/fra", "data.max_pairs=40",     "data.batch_size=4", "data.workers=0",
+        "model.embed_dim=8",       "model.conv_channels=8", "model.hidden=8"};
+    const std::vector<std::string> gcn = {"data.root=" + d + "/cora", "data.train_per_class=4",
+                                          "data.val_size=8", "data.test_size=8", "model.hidden=8"};
     std::map<std::string, RecipeCase> c;
     c["lenet5"] = {"lenet5_mnist.yaml",
                    {"data.root=" + d + "/mnist", "data.train_range=[0, 16]", "data.test_range=[16, 24]",
@@ -83,12 +82,13 @@ const std::map<std::string, RecipeCase>& recipe_cases() {
     // Half the width in a sanitizer build (tests/sanitized.h): the same layers, a quarter of the MACs.
     const std::string resnet_width = test::kSanitized ? "model.width=2" : "model.width=4";
     c["resnet18"] = {"resnet18_cifar10.yaml",
-                     {"data.root=" + d + "/cifar", resnet_width, "data.train_range=[0, 8]", "data.test_range=[0, 4]",
-                      "data.batch_size=2", "data.eval_batch_size=4", "data.workers=0", "schedule.warmup_epochs=0",
-                      "schedule.warmup_steps=1"}};
-    c["transformer"] = {"transformer_forda.yaml",
-                        {"data.root=" + d + "/ucr", "data.val_size=4", "data.batch_size=4", "model.num_blocks=1",
-                         "model.head_size=4", "model.num_heads=2", "model.mlp_units=[8]"}};
+                     {"data.root=" + d + "/cifar", resnet_width, "data.train_range=[0, 8]",
+                      "data.test_range=[0, 4]", "data.batch_size=2", "data.eval_batch_size=4",
+                      "data.workers=0", "schedule.warmup_epochs=0", "schedule.warmup_steps=1"}};
+    c["transformer"] = {
+        "transformer_forda.yaml",
+        {"data.root=" + d + "/ucr", "data.val_size=4", "data.batch_size=4", "model.num_blocks=1",
+         "model.head_size=4", "model.num_heads=2", "model.mlp_units=[8]"}};
     c["crnn"] = {"crnn_fra_eng.yaml", crnn};
     c["crnn-pwl3"] = {"crnn_fra_eng_pwl3.yaml", crnn};
     std::vector<std::string> gru = crnn;
@@ -169,7 +169,8 @@ void require_same_results(const train::TrainSummary& a, const train::TrainSummar
   REQUIRE(a.final_results.size() == b.final_results.size());
   for (const auto& [split, r] : a.final_results) {
     INFO(split);
-    CHECK(test::bits(static_cast<float>(b.final_results.at(split).loss)) == test::bits(static_cast<float>(r.loss)));
+    CHECK(test::bits(static_cast<float>(b.final_results.at(split).loss)) ==
+          test::bits(static_cast<float>(r.loss)));
     CHECK(b.final_results.at(split).accuracy == r.accuracy);
   }
 }
@@ -212,10 +213,12 @@ void check_recipe(const std::string& name) {
 TEST_CASE("recipe lenet5_mnist on cuda-host: the CPU's bits every step", "[cuda_host][recipes][lenet5]") {
   check_recipe("lenet5");
 }
-TEST_CASE("recipe resnet18_cifar10 on cuda-host: the CPU's bits every step", "[cuda_host][recipes][resnet18]") {
+TEST_CASE("recipe resnet18_cifar10 on cuda-host: the CPU's bits every step",
+          "[cuda_host][recipes][resnet18]") {
   check_recipe("resnet18");
 }
-TEST_CASE("recipe transformer_forda on cuda-host: the CPU's bits every step", "[cuda_host][recipes][transformer]") {
+TEST_CASE("recipe transformer_forda on cuda-host: the CPU's bits every step",
+          "[cuda_host][recipes][transformer]") {
   check_recipe("transformer");
 }
 TEST_CASE("recipe crnn_fra_eng on cuda-host: the CPU's bits every step", "[cuda_host][recipes][crnn]") {
@@ -224,7 +227,8 @@ TEST_CASE("recipe crnn_fra_eng on cuda-host: the CPU's bits every step", "[cuda_
 TEST_CASE("recipe crnn_fra_eng_pwl3 on cuda-host: the CPU's bits every step", "[cuda_host][recipes][crnn]") {
   check_recipe("crnn-pwl3");
 }
-TEST_CASE("recipe crnn_fra_eng with GRU cells on cuda-host: the CPU's bits every step", "[cuda_host][recipes][crnn]") {
+TEST_CASE("recipe crnn_fra_eng with GRU cells on cuda-host: the CPU's bits every step",
+          "[cuda_host][recipes][crnn]") {
   check_recipe("crnn-gru");
 }
 TEST_CASE("recipe gcn_cora on cuda-host: the CPU's bits every step", "[cuda_host][recipes][gcn]") {
@@ -262,13 +266,14 @@ TEST_CASE("gcn with dense features on cuda-host: the CPU's bits every step", "[c
     dev->train();
     data::Batch on_dev = graph;
     for (auto& [key, t] : on_dev.tensors) t = t.to(Device::Cuda);
-    for (auto& [key, m] : on_dev.sparse) m = std::make_shared<const CsrMatrix>(csr_with_values(*m, m->values.to(Device::Cuda)));
+    for (auto& [key, m] : on_dev.sparse)
+      m = std::make_shared<const CsrMatrix>(csr_with_values(*m, m->values.to(Device::Cuda)));
     for (int step = 0; step < kSteps; ++step) {
       INFO("step " << step);
       std::vector<float> losses[2];
       int i = 0;
-      for (auto [m, opt, batch] : {std::make_tuple(cpu.get(), &opt_cpu, &graph),
-                                   std::make_tuple(dev.get(), &opt_dev, &on_dev)}) {
+      for (auto [m, opt, batch] :
+           {std::make_tuple(cpu.get(), &opt_cpu, &graph), std::make_tuple(dev.get(), &opt_dev, &on_dev)}) {
         opt->zero_grad();
         Tensor loss = m->loss(m->predict(*batch, "train"));
         loss.backward();

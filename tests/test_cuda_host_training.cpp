@@ -6,7 +6,6 @@
 // reference: it shares no kernel code with backends/cuda/ops, only the numerics
 // definitions both call.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <memory>
 #include <string>
@@ -49,7 +48,8 @@ TEST_CASE("an MLP trains 20 steps on cuda-host with the CPU's bits", "[cuda_host
   register_cuda_devices();
   REQUIRE(activate_device("cuda-host") == Device::Cuda);
   const char* yaml = "{type: mlp, hidden: [16], activation: relu}";
-  const models::DataMeta meta = {{"channels", 1}, {"height", 3}, {"width", 4}, {"features", 12}, {"classes", 5}};
+  const models::DataMeta meta = {
+      {"channels", 1}, {"height", 3}, {"width", 4}, {"features", 12}, {"classes", 5}};
   const NumericsPolicy policy = test::policy({{"format", "bf16"}, {"acc", "fp32"}, {"grads", "e5m2:sr"}});
 
   std::shared_ptr<models::Model> cpu = test::model_from_yaml(yaml, meta, 11);

@@ -1,7 +1,6 @@
 // CIFAR-10 binary loader: decoding, normalisation, crop/flip augmentation and
 // its determinism, errors. The files are written here in the canonical format.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <set>
 
@@ -79,11 +78,13 @@ TEST_CASE("CIFAR-10 records decode to the written labels and normalised pixels",
   o.root = dir.path();  // the parent of cifar-10-batches-bin/ is accepted too
   auto ds = data::load_cifar10(o, true);
   REQUIRE(ds->size() == 10);
-  CHECK(ds->meta() == std::map<std::string, int64_t>{{"classes", 10}, {"channels", 3}, {"height", 32}, {"width", 32}});
+  CHECK(ds->meta() ==
+        std::map<std::string, int64_t>{{"classes", 10}, {"channels", 3}, {"height", 32}, {"width", 32}});
   data::Batch b = ds->get({0, 3, 9}, 1, 0);
   CHECK(b.size == 3);
   CHECK(b.at("x").shape() == Shape{3, 3, 32, 32});
-  CHECK(emu::test::field(b, "y") == std::vector<float>{float(train.labels[0]), float(train.labels[3]), float(train.labels[9])});
+  CHECK(emu::test::field(b, "y") ==
+        std::vector<float>{float(train.labels[0]), float(train.labels[3]), float(train.labels[9])});
   const int picked[3] = {0, 3, 9};
   for (int i = 0; i < 3; ++i) {
     std::vector<float> got = example(b, i);
@@ -160,8 +161,10 @@ TEST_CASE("CIFAR-10 crop and flip: keyed by (seed, epoch, index), plausible freq
   CHECK(emu::test::mismatch(example(alone, 0), example(mixed, 1)) == "");
   int differ_epoch = 0, differ_seed = 0;
   for (int i = 0; i < 10; ++i) {
-    differ_epoch += !emu::test::mismatch(example(ds->get({i}, 7, 3), 0), example(ds->get({i}, 7, 4), 0)).empty();
-    differ_seed += !emu::test::mismatch(example(ds->get({i}, 7, 3), 0), example(ds->get({i}, 8, 3), 0)).empty();
+    differ_epoch +=
+        !emu::test::mismatch(example(ds->get({i}, 7, 3), 0), example(ds->get({i}, 7, 4), 0)).empty();
+    differ_seed +=
+        !emu::test::mismatch(example(ds->get({i}, 7, 3), 0), example(ds->get({i}, 8, 3), 0)).empty();
   }
   CHECK(differ_epoch >= 8);
   CHECK(differ_seed >= 8);
@@ -188,7 +191,8 @@ TEST_CASE("CIFAR-10 crop and flip: keyed by (seed, epoch, index), plausible freq
 
   // The test set is never augmented.
   auto ts = data::load_cifar10(o, false);
-  CHECK(emu::test::mismatch(example(ts->get({1}, 7, 0), 0), expected_image(test.images[1], 4, 4, false)) == "");
+  CHECK(emu::test::mismatch(example(ts->get({1}, 7, 0), 0), expected_image(test.images[1], 4, 4, false)) ==
+        "");
 }
 
 TEST_CASE("CIFAR-10 errors name the file, the problem and the download URL", "[data][cifar]") {
@@ -197,12 +201,13 @@ TEST_CASE("CIFAR-10 errors name the file, the problem and the download URL", "[d
   data::Cifar10Options o;
   o.root = dir.path();
   // Missing file.
-  CHECK_THROWS_WITH(data::load_cifar10(o, false),
-                    Catch::Contains(dir / "test_batch.bin") && Catch::Contains("not found") &&
-                        Catch::Contains("cifar-10-binary.tar.gz"));
+  CHECK_THROWS_WITH(data::load_cifar10(o, false), Catch::Contains(dir / "test_batch.bin") &&
+                                                      Catch::Contains("not found") &&
+                                                      Catch::Contains("cifar-10-binary.tar.gz"));
   write_cifar(dir.path(), train, test);
   std::filesystem::remove(dir / "data_batch_4.bin");
-  CHECK_THROWS_WITH(data::load_cifar10(o, true), Catch::Contains("data_batch_4.bin") && Catch::Contains("not found"));
+  CHECK_THROWS_WITH(data::load_cifar10(o, true),
+                    Catch::Contains("data_batch_4.bin") && Catch::Contains("not found"));
   // Truncated record.
   std::vector<uint8_t> bytes = records(2, 0, 5, train);
   bytes.resize(bytes.size() - 100);

@@ -1,6 +1,5 @@
 // Cora (LINQS content/cites), written here: features, adjacency, split masks.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "data/cora.h"
@@ -15,7 +14,8 @@ namespace {
 // 12 papers, 5 features, 3 classes (4 each); paper ids not in order.
 const char* kLabels[3] = {"Theory", "Genetic_Algorithms", "Neural_Networks"};  // sorted: G, N, T
 
-void write_toy(const std::string& dir, std::vector<std::vector<int>>& features, std::vector<std::string>& labels) {
+void write_toy(const std::string& dir, std::vector<std::vector<int>>& features,
+               std::vector<std::string>& labels) {
   std::string content;
   for (int i = 0; i < 12; ++i) {
     std::vector<int> f(5);
@@ -30,8 +30,8 @@ void write_toy(const std::string& dir, std::vector<std::vector<int>>& features, 
   emu::test::write_text(dir + "/cora.content", content);
   // cited<TAB>citing: 0-1 twice (once each way), 2-3, a self-citation 5-5, 11-0.
   auto id = [](int i) { return std::to_string(1000 - 7 * i); };
-  std::string cites = id(0) + "\t" + id(1) + "\n" + id(1) + "\t" + id(0) + "\n" + id(2) + "\t" + id(3) + "\n" + id(5) +
-                      "\t" + id(5) + "\n" + id(11) + "\t" + id(0) + "\n";
+  std::string cites = id(0) + "\t" + id(1) + "\n" + id(1) + "\t" + id(0) + "\n" + id(2) + "\t" + id(3) +
+                      "\n" + id(5) + "\t" + id(5) + "\n" + id(11) + "\t" + id(0) + "\n";
   emu::test::write_text(dir + "/cora.cites", cites);
 }
 
@@ -84,8 +84,13 @@ TEST_CASE("Cora: features, symmetric adjacency, labels", "[data][cora]") {
   CHECK(adj.values.to_vector() == std::vector<float>(6, 1.0f));
   std::vector<float> y = emu::test::field(b, "y");
   for (int i = 0; i < 12; ++i) CHECK(y[i] == float(i % 3 == 0 ? 2 : i % 3 == 1 ? 0 : 1));
-  CHECK(ds->meta() == std::map<std::string, int64_t>{{"nodes", 12}, {"features", 5}, {"classes", 3}, {"edges", 3},
-                                                     {"train_nodes", 6}, {"val_nodes", 3}, {"test_nodes", 3}});
+  CHECK(ds->meta() == std::map<std::string, int64_t>{{"nodes", 12},
+                                                     {"features", 5},
+                                                     {"classes", 3},
+                                                     {"edges", 3},
+                                                     {"train_nodes", 6},
+                                                     {"val_nodes", 3},
+                                                     {"test_nodes", 3}});
 }
 
 TEST_CASE("Cora split: per-class training nodes, disjoint masks, keyed by seed", "[data][cora]") {
@@ -150,5 +155,6 @@ TEST_CASE("Cora errors name the file, line and URL", "[data][cora]") {
   emu::test::write_text(dir / "cora.cites", "1\t3\n");
   o.train_per_class = 1;
   o.val_size = o.test_size = 0;
-  CHECK_THROWS_WITH(data::load_cora(o), Catch::Contains("cora.cites") && Catch::Contains("line 1: paper id 3 is not in"));
+  CHECK_THROWS_WITH(data::load_cora(o),
+                    Catch::Contains("cora.cites") && Catch::Contains("line 1: paper id 3 is not in"));
 }

@@ -1,8 +1,7 @@
 // English-French pairs (fra.txt), written here: normalisation, filtering,
 // split, vocabularies from the training split, padded batches.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <set>
 
@@ -20,7 +19,8 @@ const char* kFra =
     "Run!\tCours\xe2\x80\xaf!\n"  // narrow no-break space before '!'
     "Go now.\tVas-y maintenant.\n"
     "I see.\tJe comprends.\n"
-    "I try.\tJ\xe2\x80\x99" "essaye.\n"  // typographic apostrophe
+    "I try.\tJ\xe2\x80\x99"
+    "essaye.\n"  // typographic apostrophe
     "I WON!\tJ'ai gagn\xc3\xa9 !\n"
     "\n"
     "Go on.\tPoursuis.\r\n"
@@ -28,10 +28,15 @@ const char* kFra =
     "Hello!\t\xc3\x80 bient\xc3\xb4t !\n";
 
 // The kept pairs, normalised (max_tokens 4 drops the long one).
-const std::vector<std::pair<std::string, std::string>> kPairs = {
-    {"go .", "va !"},          {"hi .", "salut !"},        {"run !", "cours !"},
-    {"go now .", "vas-y maintenant ."}, {"i see .", "je comprends ."}, {"i try .", "j'essaye ."},
-    {"i won !", "j'ai gagné !"}, {"go on .", "poursuis ."},   {"hello !", "à bientôt !"}};
+const std::vector<std::pair<std::string, std::string>> kPairs = {{"go .", "va !"},
+                                                                 {"hi .", "salut !"},
+                                                                 {"run !", "cours !"},
+                                                                 {"go now .", "vas-y maintenant ."},
+                                                                 {"i see .", "je comprends ."},
+                                                                 {"i try .", "j'essaye ."},
+                                                                 {"i won !", "j'ai gagné !"},
+                                                                 {"go on .", "poursuis ."},
+                                                                 {"hello !", "à bientôt !"}};
 
 std::string decode(const std::vector<float>& ids, const std::vector<std::string>& vocab, size_t skip_front) {
   std::string s;
@@ -50,8 +55,9 @@ TEST_CASE("sentence normalisation and tokens", "[data][fra]") {
   CHECK(data::normalize_sentence("Run!", TokenKind::Word) == "run !");
   CHECK(data::normalize_sentence("Cours\xe2\x80\xaf!", TokenKind::Word) == "cours !");
   CHECK(data::normalize_sentence("  Qui \xc3\x8aTES-vous\xc2\xa0?  ", TokenKind::Word) == "qui êtes-vous ?");
-  CHECK(data::normalize_sentence("It\xe2\x80\x99s \xc2\xab" "OK\xc2\xbb, \xc5\x92uvre.", TokenKind::Word) ==
-        "it's « ok » , œuvre .");
+  CHECK(data::normalize_sentence("It\xe2\x80\x99s \xc2\xab"
+                                 "OK\xc2\xbb, \xc5\x92uvre.",
+                                 TokenKind::Word) == "it's « ok » , œuvre .");
   CHECK(data::normalize_sentence("Va  !", TokenKind::Char) == "va !");
   CHECK(data::tokenize("va !", TokenKind::Char) == std::vector<std::string>{"v", "a", " ", "!"});
   CHECK(data::tokenize("à bientôt", TokenKind::Char).size() == 9);
@@ -141,10 +147,13 @@ TEST_CASE("fra_eng: filtered pairs, seeded split, training vocabulary, padded ba
       for (const auto& p : kPairs) {
         if (train_pairs.count(p)) continue;
         // Compare token by token, <unk> matching an unseen token.
-        auto same = [&](const std::string& got, const std::string& ref, const std::vector<std::string>& vocab) {
+        auto same = [&](const std::string& got, const std::string& ref,
+                        const std::vector<std::string>& vocab) {
           std::vector<std::string> g, r;
-          for (size_t a = 0, e; a <= got.size(); a = e + 1) g.push_back(got.substr(a, (e = std::min(got.find(' ', a), got.size())) - a));
-          for (size_t a = 0, e; a <= ref.size(); a = e + 1) r.push_back(ref.substr(a, (e = std::min(ref.find(' ', a), ref.size())) - a));
+          for (size_t a = 0, e; a <= got.size(); a = e + 1)
+            g.push_back(got.substr(a, (e = std::min(got.find(' ', a), got.size())) - a));
+          for (size_t a = 0, e; a <= ref.size(); a = e + 1)
+            r.push_back(ref.substr(a, (e = std::min(ref.find(' ', a), ref.size())) - a));
           if (g.size() != r.size()) return false;
           for (size_t k = 0; k < g.size(); ++k) {
             bool known = std::find(vocab.begin(), vocab.end(), r[k]) != vocab.end();
@@ -189,7 +198,8 @@ TEST_CASE("fra_eng: max_pairs, char tokens, reverse, errors", "[data][fra]") {
   auto rev = data::load_fra_eng(o);
   CHECK(decode(emu::test::field(rev->get({0}, 0, 0), "src"), rev->vocab("src"), 0) == "v a   !");
 
-  CHECK_THROWS_WITH(data::load_fra_eng(data::FraEngOptions{}), Catch::Contains("fra.txt") && Catch::Contains("manythings.org"));
+  CHECK_THROWS_WITH(data::load_fra_eng(data::FraEngOptions{}),
+                    Catch::Contains("fra.txt") && Catch::Contains("manythings.org"));
   emu::test::write_text(dir / "fra.txt", "Go.\tVa !\nno tab here\n");
   CHECK_THROWS_WITH(data::load_fra_eng(o), Catch::Contains("line 2: no tab"));
   emu::test::write_text(dir / "fra.txt", "Go.\tVa \xff!\n");

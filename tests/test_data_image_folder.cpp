@@ -1,7 +1,6 @@
 // Image folders: PNG/JPEG files in class sub-folders, written here with
 // stb_image_write, decoded back to the written pixels.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "data/image_folder.h"
@@ -41,7 +40,8 @@ void write_png(const std::string& path, const std::vector<uint8_t>& hwc, int w, 
 std::vector<float> chw(const std::vector<uint8_t>& hwc, int channels) {
   std::vector<float> out(hwc.size());
   for (int c = 0; c < channels; ++c)
-    for (int i = 0; i < kW * kH; ++i) out[c * kW * kH + i] = static_cast<float>(hwc[i * channels + c]) / 255.0f;
+    for (int i = 0; i < kW * kH; ++i)
+      out[c * kW * kH + i] = static_cast<float>(hwc[i * channels + c]) / 255.0f;
   return out;
 }
 
@@ -71,12 +71,14 @@ TEST_CASE("image folder: classes and files sorted by name, PNG pixels exact", "[
   auto ds = data::load_image_folder(o);
   REQUIRE(ds->size() == 5);
   CHECK(ds->classes() == std::vector<std::string>{"ant", "bee", "cat"});
-  CHECK(ds->meta() == std::map<std::string, int64_t>{{"classes", 3}, {"channels", 3}, {"height", kH}, {"width", kW}});
+  CHECK(ds->meta() ==
+        std::map<std::string, int64_t>{{"classes", 3}, {"channels", 3}, {"height", kH}, {"width", kW}});
   data::Batch b = ds->get({0, 1, 2, 3, 4}, 0, 0);
   CHECK(b.at("x").shape() == Shape{5, 3, kH, kW});
   CHECK(emu::test::field(b, "y") == std::vector<float>{0, 0, 1, 2, 2});
   const char* order[] = {"ant/a.png", "ant/b.png", "bee/x.png", "cat/1.png", "cat/2.png"};
-  for (int i = 0; i < 5; ++i) CHECK(emu::test::mismatch(example(b, i, 3 * kW * kH), chw(imgs[order[i]], 3)) == "");
+  for (int i = 0; i < 5; ++i)
+    CHECK(emu::test::mismatch(example(b, i, 3 * kW * kH), chw(imgs[order[i]], 3)) == "");
 
   // Test split: class indices from train/, so bee is 1 even though test/ has one class.
   o.split = "test";
@@ -108,7 +110,8 @@ TEST_CASE("image folder: grey PNG, JPEG, normalisation, augmentation", "[data][i
   std::vector<float> x = emu::test::field(b, "x");
   for (int i = 0; i < kW * kH; ++i) {
     CHECK(emu::test::bits(x[i]) == emu::test::bits(emu::test::normalized_pixel(g0[i], 0.5f, 0.25f)));
-    CHECK(emu::test::bits(x[kW * kH + i]) == emu::test::bits(emu::test::normalized_pixel(g1[i], 0.5f, 0.25f)));
+    CHECK(emu::test::bits(x[kW * kH + i]) ==
+          emu::test::bits(emu::test::normalized_pixel(g1[i], 0.5f, 0.25f)));
     double jpeg = (x[2 * kW * kH + i] * 0.25 + 0.5) * 255.0;
     CHECK(std::fabs(jpeg - smooth[i]) <= 3.0);
   }
@@ -138,7 +141,8 @@ TEST_CASE("image folder: grey PNG, JPEG, normalisation, augmentation", "[data][i
     for (int xx = 0; xx < kW; ++xx) {
       int sy = y + int(t.dy) - 2, sx = (t.flip ? kW - 1 - xx : xx) + int(t.dx) - 2;
       uint8_t p = (sy >= 0 && sy < kH && sx >= 0 && sx < kW) ? g1[sy * kW + sx] : 0;
-      CHECK(emu::test::bits(got[y * kW + xx]) == emu::test::bits(emu::test::normalized_pixel(p, 0.5f, 0.25f)));
+      CHECK(emu::test::bits(got[y * kW + xx]) ==
+            emu::test::bits(emu::test::normalized_pixel(p, 0.5f, 0.25f)));
     }
 }
 
@@ -146,15 +150,17 @@ TEST_CASE("image folder errors name the file", "[data][image_folder]") {
   TempDir dir;
   data::ImageFolderOptions o;
   o.root = dir.path();
-  CHECK_THROWS_WITH(data::load_image_folder(o), Catch::Contains(dir / "train") && Catch::Contains("not found"));
+  CHECK_THROWS_WITH(data::load_image_folder(o),
+                    Catch::Contains(dir / "train") && Catch::Contains("not found"));
   write_png(dir / "train/a/0.png", make_image(3, 1), kW, kH, 3);
   std::vector<uint8_t> big(static_cast<size_t>((kW + 1) * kH * 3), 9);
   write_png(dir / "train/a/1.png", big, kW + 1, kH, 3);
-  CHECK_THROWS_WITH(data::load_image_folder(o),
-                    Catch::Contains(dir / "train/a/1.png") && Catch::Contains("7x5") && Catch::Contains("one size"));
+  CHECK_THROWS_WITH(data::load_image_folder(o), Catch::Contains(dir / "train/a/1.png") &&
+                                                    Catch::Contains("7x5") && Catch::Contains("one size"));
   std::filesystem::remove(dir / "train/a/1.png");
   emu::test::write_text(dir / "train/a/2.png", "this is not a PNG");
-  CHECK_THROWS_WITH(data::load_image_folder(o), Catch::Contains(dir / "train/a/2.png") && Catch::Contains("not a readable image"));
+  CHECK_THROWS_WITH(data::load_image_folder(o),
+                    Catch::Contains(dir / "train/a/2.png") && Catch::Contains("not a readable image"));
   std::filesystem::remove(dir / "train/a/2.png");
   write_png(dir / "test/zebra/0.png", make_image(3, 1), kW, kH, 3);
   o.split = "test";

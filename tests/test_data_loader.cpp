@@ -1,9 +1,8 @@
 // DataLoader: keyed shuffling, batch composition independent of workers,
 // resumption mid-epoch, error propagation; the Philox permutation.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
 #include <stdexcept>
@@ -68,7 +67,8 @@ TEST_CASE("philox_permutation is a keyed permutation", "[data][loader]") {
   // Position of example i: rank of its key, so computable element by element.
   uint64_t k3 = (uint64_t(philox_draw(5, 9, 6)) << 32) | philox_draw(5, 9, 7);
   int64_t rank = 0;
-  for (int64_t i = 0; i < 1000; ++i) rank += ((uint64_t(philox_draw(5, 9, 2 * i)) << 32) | philox_draw(5, 9, 2 * i + 1)) < k3;
+  for (int64_t i = 0; i < 1000; ++i)
+    rank += ((uint64_t(philox_draw(5, 9, 2 * i)) << 32) | philox_draw(5, 9, 2 * i + 1)) < k3;
   CHECK(a[rank] == 3);
   // Not the identity or a rotation: about half the elements move by more than 100.
   int far = 0;
@@ -84,7 +84,8 @@ TEST_CASE("loader: batches of (seed, epoch) whatever the workers", "[data][loade
   REQUIRE(e0.size() == 5);
   CHECK(e0.back().size() == 3);  // the short last batch
   // The epoch covers every example once, in the documented order.
-  std::vector<int64_t> order = data::philox_permutation(23, 42, data::data_stream(data::DataDraw::Shuffle, 0));
+  std::vector<int64_t> order =
+      data::philox_permutation(23, 42, data::data_stream(data::DataDraw::Shuffle, 0));
   std::vector<float> flat;
   for (const auto& b : e0) flat.insert(flat.end(), b.begin(), b.end());
   std::vector<float> want(order.begin(), order.end());
@@ -152,7 +153,8 @@ TEST_CASE("loader: workers prepare batches ahead of the consumer", "[data][loade
   Counting ds(64);
   data::DataLoader loader(ds, 4, false, false, 1, 2);
   auto wait_for = [&](int calls) {
-    for (int i = 0; i < 5000 && ds.calls_.load() < calls; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 5000 && ds.calls_.load() < calls; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time to overshoot, if it would
     return ds.calls_.load();
   };

@@ -50,14 +50,18 @@ TEST_CASE("MNIST: gzipped and plain IDX decode to the written pixels", "[data][m
   o.root = dir.path();
   auto ds = data::load_mnist(o);
   REQUIRE(ds->size() == 6);
-  CHECK(ds->meta() == std::map<std::string, int64_t>{{"classes", 10}, {"channels", 1}, {"height", 4}, {"width", 3}});
+  CHECK(ds->meta() ==
+        std::map<std::string, int64_t>{{"classes", 10}, {"channels", 1}, {"height", 4}, {"width", 3}});
   data::Batch b = ds->get({5, 0}, 0, 0);
   CHECK(b.at("x").shape() == Shape{2, 1, 4, 3});
-  CHECK(emu::test::field(b, "y") == std::vector<float>{float(t10k.label_values[5]), float(t10k.label_values[0])});
+  CHECK(emu::test::field(b, "y") ==
+        std::vector<float>{float(t10k.label_values[5]), float(t10k.label_values[0])});
   std::vector<float> x = emu::test::field(b, "x");
   for (int k = 0; k < 12; ++k) {
-    CHECK(emu::test::bits(x[k]) == emu::test::bits(emu::test::normalized_pixel(t10k.pixels[5 * 12 + k], 0.1307f, 0.3081f)));
-    CHECK(emu::test::bits(x[12 + k]) == emu::test::bits(emu::test::normalized_pixel(t10k.pixels[k], 0.1307f, 0.3081f)));
+    CHECK(emu::test::bits(x[k]) ==
+          emu::test::bits(emu::test::normalized_pixel(t10k.pixels[5 * 12 + k], 0.1307f, 0.3081f)));
+    CHECK(emu::test::bits(x[12 + k]) ==
+          emu::test::bits(emu::test::normalized_pixel(t10k.pixels[k], 0.1307f, 0.3081f)));
   }
 
   o.set = "train";
@@ -80,7 +84,8 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
   TempDir dir;
   data::MnistOptions o;
   o.root = dir.path();
-  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("t10k-images-idx3-ubyte.gz") && Catch::Contains("not found") &&
+  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("t10k-images-idx3-ubyte.gz") &&
+                                             Catch::Contains("not found") &&
                                              Catch::Contains("yann.lecun.com/exdb/mnist"));
   Idx f = make_idx(4, 2, 2, 3);
   emu::test::write_gzip(dir / "t10k-labels-idx1-ubyte.gz", f.labels);
@@ -88,12 +93,14 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
   std::vector<uint8_t> bad = f.images;
   bad[3] = 0x01;  // a labels magic in the images file
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", bad);
-  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("t10k-images-idx3-ubyte.gz") &&
-                                             Catch::Contains("bad magic number 0x00000801, expected 0x00000803"));
+  CHECK_THROWS_WITH(data::load_mnist(o),
+                    Catch::Contains("t10k-images-idx3-ubyte.gz") &&
+                        Catch::Contains("bad magic number 0x00000801, expected 0x00000803"));
 
   std::vector<uint8_t> cut(f.images.begin(), f.images.end() - 3);
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", cut);
-  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("truncated") && Catch::Contains("16 data bytes, file has 13"));
+  CHECK_THROWS_WITH(data::load_mnist(o),
+                    Catch::Contains("truncated") && Catch::Contains("16 data bytes, file has 13"));
 
   // A gzip stream cut short.
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", f.images);
@@ -101,8 +108,9 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
     auto size = std::filesystem::file_size(dir / "t10k-images-idx3-ubyte.gz");
     std::filesystem::resize_file(dir / "t10k-images-idx3-ubyte.gz", size - 10);
   }
-  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("t10k-images-idx3-ubyte.gz: damaged or truncated gzip data: "
-                                                          "unexpected end of file"));
+  CHECK_THROWS_WITH(data::load_mnist(o),
+                    Catch::Contains("t10k-images-idx3-ubyte.gz: damaged or truncated gzip data: "
+                                    "unexpected end of file"));
 
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", make_idx(3, 2, 2, 3).images);
   CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("has 4 labels but") && Catch::Contains("3 images"));
@@ -113,8 +121,9 @@ TEST_CASE("MNIST errors: missing file, bad magic, truncated data, count mismatch
   for (uint32_t v : {0x00000803u, 0xffffffffu, 0xffffffffu, 0xffffffffu}) put32(huge, v);
   huge.resize(huge.size() + 8, 0);
   emu::test::write_gzip(dir / "t10k-images-idx3-ubyte.gz", huge);
-  CHECK_THROWS_WITH(data::load_mnist(o), Catch::Contains("truncated: header announces 4294967295 x 4294967295 x "
-                                                         "4294967295 data bytes, more than the file's 8"));
+  CHECK_THROWS_WITH(data::load_mnist(o),
+                    Catch::Contains("truncated: header announces 4294967295 x 4294967295 x "
+                                    "4294967295 data bytes, more than the file's 8"));
 
   // Zero images of 4227858403 x 4294967267 pixels (the fuzzer's find): no data to be short of, but
   // an image size past 64 bits; refused by its sides, with the labels file of zero labels beside it.

@@ -1,11 +1,10 @@
 // Cora as shipped (LINQS / pygcn) in $EMUTRAIN_DATA_ROOT/cora or ../shared/data/cora.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <set>
 
-#include "data/registry.h"
 #include "data/file_io.h"
+#include "data/registry.h"
 #include "test_data_util.h"
 
 using namespace emu;

@@ -5,7 +5,6 @@
 // fra-eng.zip, the zip written by Python's zipfile). Prints "SKIP: ..." and
 // counts as skipped where the folder is absent.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <iostream>
 
@@ -57,13 +56,14 @@ TEST_CASE("data fetch cora fra-eng from a mirror of the real files", "[fetch][re
   fs::copy_file(root + "/cora/cora.content", served / "cora.content");
   fs::copy_file(root + "/cora/cora.cites", served / "cora.cites");
   const std::string zip = "cd '" + root + "/fra-eng' && python3 -c \"import zipfile; z = zipfile.ZipFile('" +
-                          (served / "fra-eng.zip") + "', 'w', zipfile.ZIP_DEFLATED); z.write('fra.txt'); z.close()\"";
+                          (served / "fra-eng.zip") +
+                          "', 'w', zipfile.ZIP_DEFLATED); z.write('fra.txt'); z.close()\"";
   REQUIRE(std::system(zip.c_str()) == 0);
   emu::test::LocalHttpServer server(std::string(EMUTRAIN_SOURCE_DIR) + "/tests/fetch/serve.py", served.path(),
                                     logdir / "log");
 
-  auto r = emu::testing::run_cli({"data", "fetch", "cora", "fra-eng", "--from", server.url(), "--root", dest.path()},
-                                 run.path());
+  auto r = emu::testing::run_cli(
+      {"data", "fetch", "cora", "fra-eng", "--from", server.url(), "--root", dest.path()}, run.path());
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("cora: verified: 2 files (2 pinned SHA-256) in " + (dest / "cora")) != std::string::npos);

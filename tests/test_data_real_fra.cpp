@@ -1,6 +1,5 @@
 // fra.txt as distributed (manythings.org) in $EMUTRAIN_DATA_ROOT/fra-eng or ../shared/data/fra-eng.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 
 #include "data/file_io.h"

@@ -1,6 +1,5 @@
 // MNIST t10k as distributed in $EMUTRAIN_DATA_ROOT/mnist or ../shared/data/mnist.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 
 #include "data/file_io.h"
@@ -18,7 +17,8 @@ TEST_CASE("real MNIST t10k: 10000 images 28x28, first 8000 / last 2000", "[data]
   std::string base = "{type: mnist, root: '" + root + "', ";
   auto all = data::make_dataset(YAML::Load(base + "}"), "test");
   REQUIRE(all->size() == 10000);
-  CHECK(all->meta() == std::map<std::string, int64_t>{{"classes", 10}, {"channels", 1}, {"height", 28}, {"width", 28}});
+  CHECK(all->meta() ==
+        std::map<std::string, int64_t>{{"classes", 10}, {"channels", 1}, {"height", 28}, {"width", 28}});
   std::string split = base + "train_source: t10k, train_range: [0, 8000], test_range: [8000, 10000]}";
   auto train = data::make_dataset(YAML::Load(split), "train");
   auto test = data::make_dataset(YAML::Load(split), "test");

@@ -1,6 +1,5 @@
 // make_dataset: types, keys, roots, splits (ranges, held-out validation), errors.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 
@@ -51,12 +50,16 @@ struct EnvGuard {
     const char* old = std::getenv("EMUTRAIN_DATA_ROOT");
     had_ = old != nullptr;
     if (had_) old_ = old;
-    if (value) setenv("EMUTRAIN_DATA_ROOT", value, 1);
-    else unsetenv("EMUTRAIN_DATA_ROOT");
+    if (value)
+      setenv("EMUTRAIN_DATA_ROOT", value, 1);
+    else
+      unsetenv("EMUTRAIN_DATA_ROOT");
   }
   ~EnvGuard() {
-    if (had_) setenv("EMUTRAIN_DATA_ROOT", old_.c_str(), 1);
-    else unsetenv("EMUTRAIN_DATA_ROOT");
+    if (had_)
+      setenv("EMUTRAIN_DATA_ROOT", old_.c_str(), 1);
+    else
+      unsetenv("EMUTRAIN_DATA_ROOT");
   }
   bool had_;
   std::string old_;
@@ -65,40 +68,47 @@ struct EnvGuard {
 }  // namespace
 
 TEST_CASE("registry: types and keys", "[data][registry]") {
-  CHECK(data::dataset_types() == std::vector<std::string>{"cifar10", "image_folder", "mnist", "ucr", "cora", "fra_eng"});
+  CHECK(data::dataset_types() ==
+        std::vector<std::string>{"cifar10", "image_folder", "mnist", "ucr", "cora", "fra_eng"});
   auto keys = data::dataset_keys("cifar10");
-  for (const char* k : {"type", "root", "batch_size", "eval_batch_size", "workers", "shuffle", "drop_last", "augment"})
+  for (const char* k :
+       {"type", "root", "batch_size", "eval_batch_size", "workers", "shuffle", "drop_last", "augment"})
     CHECK(std::find(keys.begin(), keys.end(), k) != keys.end());
   CHECK_THROWS_WITH(data::dataset_keys("imagenet"), Catch::Contains("unknown dataset type 'imagenet'"));
 
-  CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cifar10, augmnt: {hflip: true}}"), "train"),
-                    Catch::Equals("data.augmnt: unknown key (allowed: type, root, batch_size, eval_batch_size, "
-                                  "workers, shuffle, drop_last, augment, normalize, mean, std, train_range, "
-                                  "test_range, val_size, split_seed)"));
+  CHECK_THROWS_WITH(
+      data::make_dataset(yaml("{type: cifar10, augmnt: {hflip: true}}"), "train"),
+      Catch::Equals("data.augmnt: unknown key (allowed: type, root, batch_size, eval_batch_size, "
+                    "workers, shuffle, drop_last, augment, normalize, mean, std, train_range, "
+                    "test_range, val_size, split_seed)"));
   CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cifar10, root: /x, augment: {flip: true}}"), "train"),
                     Catch::StartsWith("data.augment.flip: unknown key (allowed: crop_padding, hflip)"));
-  CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cifar100}"), "train"),
-                    Catch::Equals("data.type: unknown type 'cifar100' (allowed: cifar10, image_folder, mnist, ucr, "
-                                  "cora, fra_eng)"));
+  CHECK_THROWS_WITH(
+      data::make_dataset(yaml("{type: cifar100}"), "train"),
+      Catch::Equals("data.type: unknown type 'cifar100' (allowed: cifar10, image_folder, mnist, ucr, "
+                    "cora, fra_eng)"));
   CHECK_THROWS_WITH(data::make_dataset(yaml("{root: /x}"), "train"), Catch::StartsWith("data.type: missing"));
   CHECK_THROWS_WITH(data::make_dataset(yaml("{type: mnist}"), "dev"), Catch::Contains("train, val or test"));
   CHECK_THROWS_WITH(data::make_dataset(yaml("{type: image_folder}"), "train"),
                     Catch::StartsWith("data.root: required for type image_folder"));
 }
 
-TEST_CASE("registry: root from EMUTRAIN_DATA_ROOT, else ./data; missing files name the fetch command and the URL", "[data][registry]") {
+TEST_CASE(
+    "registry: root from EMUTRAIN_DATA_ROOT, else ./data; missing files name the fetch command and the URL",
+    "[data][registry]") {
   TempDir dir;
   write_mnist(dir / "mnist", 12);
   {
     EnvGuard env(dir.path().c_str());
-    auto ds = data::make_dataset(yaml("{type: mnist, batch_size: 4, workers: 2, shuffle: true, eval_batch_size: 8}"),
-                                 "test");
+    auto ds = data::make_dataset(
+        yaml("{type: mnist, batch_size: 4, workers: 2, shuffle: true, eval_batch_size: 8}"), "test");
     CHECK(ds->size() == 12);
     CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cora}"), "train"),
                       Catch::Contains(dir / "cora/cora.content") && Catch::Contains("not found") &&
                           Catch::Contains("linqs-data.soe.ucsc.edu"));
-    CHECK_THROWS_WITH(data::make_dataset(yaml("{type: cifar10}"), "test"),
-                      Catch::Contains(dir / "cifar10/test_batch.bin") && Catch::Contains("cifar-10-binary.tar.gz"));
+    CHECK_THROWS_WITH(
+        data::make_dataset(yaml("{type: cifar10}"), "test"),
+        Catch::Contains(dir / "cifar10/test_batch.bin") && Catch::Contains("cifar-10-binary.tar.gz"));
     CHECK_THROWS_WITH(data::make_dataset(yaml("{type: ucr, name: Wafer}"), "train"),
                       Catch::Contains("Wafer_TRAIN.tsv") && Catch::Contains("time_series_data_2018"));
     CHECK_THROWS_WITH(data::make_dataset(yaml("{type: fra_eng}"), "train"),
@@ -157,8 +167,9 @@ TEST_CASE("registry: ranges of one file and a held-out validation split", "[data
   std::string v4 = base + "train_range: [0, 16], val_size: 5, split_seed: 4}";
   CHECK(ids(*data::make_dataset(yaml(v4), "val")) != va);
 
-  CHECK_THROWS_WITH(data::make_dataset(yaml(base + "train_range: [0, 21]}"), "train"),
-                    Catch::StartsWith("data.train_range: expected [begin, end] with 0 <= begin <= end <= 20"));
+  CHECK_THROWS_WITH(
+      data::make_dataset(yaml(base + "train_range: [0, 21]}"), "train"),
+      Catch::StartsWith("data.train_range: expected [begin, end] with 0 <= begin <= end <= 20"));
   CHECK_THROWS_WITH(data::make_dataset(yaml(base + "val_size: 20}"), "val"),
                     Catch::StartsWith("data.val_size: 20 leaves no training examples"));
   CHECK_THROWS_WITH(data::make_dataset(yaml(base + "pad: x}"), "train"),
@@ -179,7 +190,8 @@ TEST_CASE("registry: augmentation only on the train split", "[data][registry]") 
   }
   for (int i = 1; i <= 5; ++i) emu::test::write_file(dir / ("data_batch_" + std::to_string(i) + ".bin"), rec);
   emu::test::write_file(dir / "test_batch.bin", rec);
-  std::string y = "{type: cifar10, root: '" + dir.path() + "', augment: {crop_padding: 4, hflip: true}, val_size: 3}";
+  std::string y =
+      "{type: cifar10, root: '" + dir.path() + "', augment: {crop_padding: 4, hflip: true}, val_size: 3}";
   auto train = data::make_dataset(yaml(y), "train");
   auto val = data::make_dataset(yaml(y), "val");
   auto test = data::make_dataset(yaml(y), "test");
@@ -190,6 +202,8 @@ TEST_CASE("registry: augmentation only on the train split", "[data][registry]") 
   CHECK_THAT(val->describe(), Catch::Contains("no augmentation"));
   CHECK_THAT(test->describe(), Catch::Contains("no augmentation"));
   // Val/test batches do not depend on the epoch; train batches do.
-  CHECK(emu::test::field(test->get({0, 1, 2}, 1, 0), "x") == emu::test::field(test->get({0, 1, 2}, 1, 5), "x"));
-  CHECK(emu::test::field(train->get({0, 1, 2}, 1, 0), "x") != emu::test::field(train->get({0, 1, 2}, 1, 5), "x"));
+  CHECK(emu::test::field(test->get({0, 1, 2}, 1, 0), "x") ==
+        emu::test::field(test->get({0, 1, 2}, 1, 5), "x"));
+  CHECK(emu::test::field(train->get({0, 1, 2}, 1, 0), "x") !=
+        emu::test::field(train->get({0, 1, 2}, 1, 5), "x"));
 }

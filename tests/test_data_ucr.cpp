@@ -1,6 +1,5 @@
 // UCR 2018 .tsv series (FordA layout), written here.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 
 #include "data/ucr.h"
@@ -53,7 +52,8 @@ TEST_CASE("UCR errors name the file and line", "[data][ucr]") {
   data::UcrOptions o;
   o.root = dir.path();
   o.name = "Toy";
-  CHECK_THROWS_WITH(data::load_ucr(o, true), Catch::Contains("Toy_TRAIN.tsv") && Catch::Contains("not found") &&
+  CHECK_THROWS_WITH(data::load_ucr(o, true), Catch::Contains("Toy_TRAIN.tsv") &&
+                                                 Catch::Contains("not found") &&
                                                  Catch::Contains("time_series_data_2018"));
   emu::test::write_text(dir / "Toy_TRAIN.tsv", "1\t2\t3\n2\t4\n");
   CHECK_THROWS_WITH(data::load_ucr(o, true), Catch::Contains("line 2: 1 values, earlier lines have 2"));
@@ -63,5 +63,6 @@ TEST_CASE("UCR errors name the file and line", "[data][ucr]") {
   CHECK_THROWS_WITH(data::load_ucr(o, true), Catch::Contains("line 1: no tab"));
   emu::test::write_text(dir / "Toy_TRAIN.tsv", "1\t2\t3\n2\t4\t5\n");
   emu::test::write_text(dir / "Toy_TEST.tsv", "3\t2\t3\n");
-  CHECK_THROWS_WITH(data::load_ucr(o, false), Catch::Contains("Toy_TEST.tsv") && Catch::Contains("label '3'"));
+  CHECK_THROWS_WITH(data::load_ucr(o, false),
+                    Catch::Contains("Toy_TEST.tsv") && Catch::Contains("label '3'"));
 }

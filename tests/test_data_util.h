@@ -2,8 +2,6 @@
 // and the reference pixel normalisation.
 #pragma once
 
-#include "tests/test_bytes.h"
-
 #include <zlib.h>
 
 #include <cstdint>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "tests/test_bytes.h"
 
 namespace emu::test {
 
@@ -66,7 +65,8 @@ inline void write_gzip(const std::string& path, const std::vector<uint8_t>& byte
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   gzFile f = gzopen(path.c_str(), "wb");
   if (f == nullptr) throw std::runtime_error("cannot write " + path);
-  if (!bytes.empty() && gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size()))
+  if (!bytes.empty() &&
+      gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size()))
     throw std::runtime_error("gzwrite failed on " + path);
   gzclose(f);
 }
@@ -78,7 +78,9 @@ inline float normalized_pixel(uint8_t p, float mean, float std) {
   return (x - mean) / std;
 }
 
-inline std::vector<float> field(const data::Batch& b, const std::string& name) { return b.at(name).to_vector(); }
+inline std::vector<float> field(const data::Batch& b, const std::string& name) {
+  return b.at(name).to_vector();
+}
 
 // The data root of the real-data tests: $EMUTRAIN_DATA_ROOT, else ../shared/data
 // next to the source tree.

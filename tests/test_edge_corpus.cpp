@@ -1,7 +1,6 @@
 // A named corpus of edge cases, each expected value derived by hand from the
 // format definitions (docs/contract.md) and explained beside it.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -138,12 +137,18 @@ const Case kCases[] = {
 
 double apply(const emu::Format& f, Op op, double a, double b) {
   switch (op) {
-    case Q: return emu::round_value(f, a);
-    case ADD: return emu::format_add(f, a, b);
-    case SUB: return emu::format_sub(f, a, b);
-    case MUL: return emu::format_mul(f, a, b);
-    case DIV: return emu::format_div(f, a, b);
-    case SQRT: return emu::format_sqrt(f, a);
+    case Q:
+      return emu::round_value(f, a);
+    case ADD:
+      return emu::format_add(f, a, b);
+    case SUB:
+      return emu::format_sub(f, a, b);
+    case MUL:
+      return emu::format_mul(f, a, b);
+    case DIV:
+      return emu::format_div(f, a, b);
+    case SQRT:
+      return emu::format_sqrt(f, a);
   }
   return 0;
 }
@@ -187,8 +192,8 @@ TEST_CASE("special codes decode and encode as documented", "[numerics]") {
   CHECK((emu::encode(e4m3, NAN, &code) && code == 0x7f));
   CHECK((emu::encode(e5m2, -0.0, &code) && code == 0x80));
   CHECK((emu::encode(p8, NAN, &code) && code == 0x80));
-  CHECK_FALSE(emu::encode(fp4, NAN, &code));    // no NaN code
-  CHECK_FALSE(emu::encode(e4m3, 449, &code));   // not a value of the format
-  CHECK_FALSE(emu::encode(e4m3, inf, &code));   // no Inf code
-  CHECK_FALSE(emu::encode(fp16, 65536, &code)); // beyond max
+  CHECK_FALSE(emu::encode(fp4, NAN, &code));     // no NaN code
+  CHECK_FALSE(emu::encode(e4m3, 449, &code));    // not a value of the format
+  CHECK_FALSE(emu::encode(e4m3, inf, &code));    // no Inf code
+  CHECK_FALSE(emu::encode(fp16, 65536, &code));  // beyond max
 }

@@ -8,7 +8,6 @@
 //  * dropout masks: the documented Philox draws, the same for the same key,
 //    different across steps; thread counts and :sr draws change no bit.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -46,7 +45,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b, std::st
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (float_bits(a[i]) != float_bits(b[i])) {
-      if (where) *where = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+      if (where)
+        *where = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
       return false;
     }
   }
@@ -82,22 +82,32 @@ Tensor away_from_zero(const Shape& s, uint64_t seed) {
 
 std::shared_ptr<ActivationLayer> make_activation(Activation kind) {
   switch (kind) {
-    case Activation::Relu: return std::make_shared<ReLU>();
-    case Activation::Gelu: return std::make_shared<GELU>();
-    case Activation::Silu: return std::make_shared<SiLU>();
-    case Activation::Tanh: return std::make_shared<Tanh>();
-    case Activation::Sigmoid: return std::make_shared<Sigmoid>();
+    case Activation::Relu:
+      return std::make_shared<ReLU>();
+    case Activation::Gelu:
+      return std::make_shared<GELU>();
+    case Activation::Silu:
+      return std::make_shared<SiLU>();
+    case Activation::Tanh:
+      return std::make_shared<Tanh>();
+    case Activation::Sigmoid:
+      return std::make_shared<Sigmoid>();
   }
   return nullptr;
 }
 
 double reference_activation(Activation kind, double x) {
   switch (kind) {
-    case Activation::Relu: return x > 0 ? x : 0;
-    case Activation::Gelu: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));  // no cancellation for x << 0
-    case Activation::Silu: return x / (1 + std::exp(-x));
-    case Activation::Tanh: return std::tanh(x);
-    case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
+    case Activation::Relu:
+      return x > 0 ? x : 0;
+    case Activation::Gelu:
+      return 0.5 * x * std::erfc(-x / std::sqrt(2.0));  // no cancellation for x << 0
+    case Activation::Silu:
+      return x / (1 + std::exp(-x));
+    case Activation::Tanh:
+      return std::tanh(x);
+    case Activation::Sigmoid:
+      return 1 / (1 + std::exp(-x));
   }
   return 0;
 }
@@ -173,9 +183,9 @@ TEST_CASE("activation gradients pass finite differences in plain fp32") {
 // Formats for the literal-loop tests: every IEEE rounding mode, fn, finite-only,
 // :nosub and :sat formats (the FastRound route and its exact fallback), posits
 // and fixed point (the exact route).
-const char* const kLiteralFormats[] = {"e5m10",          "bf16:rtz",  "fp8_e4m3", "e5m2:rup", "e4m3:rdn:nosub",
-                                       "fp6_e2m3",       "e5m10:rna", "fp32:rup", "e4m3:sat", "posit16_1",
-                                       "fixed16_8"};
+const char* const kLiteralFormats[] = {"e5m10",          "bf16:rtz",  "fp8_e4m3",  "e5m2:rup",
+                                       "e4m3:rdn:nosub", "fp6_e2m3",  "e5m10:rna", "fp32:rup",
+                                       "e4m3:sat",       "posit16_1", "fixed16_8"};
 
 TEST_CASE("GELU tanh sigmoid SiLU equal a literal reference loop bit for bit in many formats") {
   for (const char* spec : kLiteralFormats) {
@@ -220,7 +230,8 @@ TEST_CASE("GELU tanh sigmoid SiLU equal a literal reference loop bit for bit in 
             d = static_cast<float>(format_mul(f, want_y[i], om));
             break;
           }
-          default: break;
+          default:
+            break;
         }
         want_g[i] = static_cast<float>(format_mul(f, gq[i], d));
       }
@@ -257,8 +268,8 @@ TEST_CASE("fast rounding helpers equal numerics/round.h bit for bit") {
     double v = std::ldexp(m(rng), e(rng)) * (rng() & 1 ? -1 : 1);
     return float_valued ? static_cast<double>(static_cast<float>(v)) : v;
   };
-  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 0x1p-149, 0x1.fffffep127, 65504.0,
-                             448.0, 0x1p-24, 3.0};
+  const double specials[] = {0.0,      -0.0,           INFINITY, -INFINITY, NAN,     1.0, -1.0,
+                             0x1p-149, 0x1.fffffep127, 65504.0,  448.0,     0x1p-24, 3.0};
   for (const char* spec : specs) {
     INFO(spec);
     const Format f = parse_format(spec);
@@ -276,7 +287,7 @@ TEST_CASE("fast rounding helpers equal numerics/round.h bit for bit") {
     for (int i = 0; i < 20000; ++i) {
       const bool float_valued = i % 2 == 0;
       double a = random_double(float_valued), b = random_double(float_valued);
-      if (i % 7 == 0) b = -a * (1 + std::ldexp(1.0, -30));  // cancellation
+      if (i % 7 == 0) b = -a * (1 + std::ldexp(1.0, -30));               // cancellation
       if (i % 11 == 0) b = std::ldexp(1.0, -55) * (rng() & 1 ? 1 : -1);  // far below a's last bit
       check(a, b, float_valued);
     }
@@ -366,8 +377,9 @@ namespace {
 
 // The documented softmax steps with numerics/round.h, row by row. f: out and
 // element format, acc: the sum's accumulator, mul: product format of the dot.
-void reference_softmax(const Format& f, const Format& acc, const Format& mul, bool log, const std::vector<float>& x,
-                       const std::vector<float>& gy, int rows, int C, std::vector<float>* y, std::vector<float>* gx) {
+void reference_softmax(const Format& f, const Format& acc, const Format& mul, bool log,
+                       const std::vector<float>& x, const std::vector<float>& gy, int rows, int C,
+                       std::vector<float>* y, std::vector<float>* gx) {
   y->assign(x.size(), 0);
   gx->assign(x.size(), 0);
   for (int r = 0; r < rows; ++r) {
@@ -421,15 +433,17 @@ TEST_CASE("softmax and log-softmax equal a literal reference loop bit for bit in
     const Format f = parse_format(spec);
     for (bool log : {false, true}) {
       std::shared_ptr<UnaryModule> layer;
-      if (log) layer = std::make_shared<LogSoftmax>();
-      else layer = std::make_shared<Softmax>();
+      if (log)
+        layer = std::make_shared<LogSoftmax>();
+      else
+        layer = std::make_shared<Softmax>();
       layer->apply_numerics(policy(spec));
       Tensor xg = with_grad(x.clone());
       Tensor y = layer->forward(xg);
       y.backward(gy);
       std::vector<float> want_y, want_g;
-      reference_softmax(f, f, f, log, quantized(f, x.to_vector()), quantized(f, gy.to_vector()), rows, C, &want_y,
-                        &want_g);
+      reference_softmax(f, f, f, log, quantized(f, x.to_vector()), quantized(f, gy.to_vector()), rows, C,
+                        &want_y, &want_g);
       INFO(spec << (log ? " log-softmax" : " softmax"));
       REQUIRE_SAME_BITS(y.to_vector(), want_y);
       REQUIRE_SAME_BITS(xg.grad().to_vector(), want_g);
@@ -483,8 +497,8 @@ TEST_CASE("softmax with a wide accumulator: out e5m10, acc fp64, mul exact") {
   y.backward(gy);
   std::vector<float> want_y, want_g;
   // mul exact: the product gy*y is exact in binary64, which round_value keeps.
-  reference_softmax(f, acc, acc, false, quantized(f, x.to_vector()), quantized(f, gy.to_vector()), 3, 50, &want_y,
-                    &want_g);
+  reference_softmax(f, acc, acc, false, quantized(f, x.to_vector()), quantized(f, gy.to_vector()), 3, 50,
+                    &want_y, &want_g);
   REQUIRE_SAME_BITS(y.to_vector(), want_y);
   REQUIRE_SAME_BITS(xg.grad().to_vector(), want_g);
 }
@@ -665,8 +679,9 @@ TEST_CASE("dropout gradient passes finite differences, and e5m10 dropout is R(x 
   const uint64_t threshold = dropout_threshold(0.3f);
   std::vector<float> want(xq.size());
   for (size_t i = 0; i < xq.size(); ++i)
-    want[i] = philox_draw(key.seed, key.stream, i) >= threshold ? static_cast<float>(format_mul(f, xq[i], scale))
-                                                                : 0.0f;
+    want[i] = philox_draw(key.seed, key.stream, i) >= threshold
+                  ? static_cast<float>(format_mul(f, xq[i], scale))
+                  : 0.0f;
   REQUIRE_SAME_BITS(y, want);
 }
 
@@ -707,8 +722,11 @@ TEST_CASE("concat: values along any dim and gradients to each input") {
   CHECK(concat({a, a}, 0).to_vector() == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4});
   CHECK(concat({a, b}, -1).shape() == Shape{2, 3});
   CHECK_THROWS_AS(concat({a, b}, 0), std::invalid_argument);
-  auto r = grad_check([&](const std::vector<Tensor>& in) { return concat({in[0], in[1], in[0]}, 1); },
-                      {with_grad(random_tensor({2, 3, 2}, 131)), with_grad(random_tensor({2, 1, 2}, 132))});
+  auto r = grad_check(
+      [&](const std::vector<Tensor>& in) {
+        return concat({in[0], in[1], in[0]}, 1);
+      },
+      {with_grad(random_tensor({2, 3, 2}, 131)), with_grad(random_tensor({2, 1, 2}, 132))});
   INFO(r.detail);
   CHECK(r.ok);
   // An input that needs no gradient gets none.
@@ -766,7 +784,8 @@ TEST_CASE("Sequential registers modules as 0, 1, ... and runs them in order") {
 
   // Nested: the inner container's modules get dotted paths.
   Sequential outer;
-  auto inner = outer.push_back(std::make_shared<Sequential>(std::make_shared<Linear>(2, 2), std::make_shared<Tanh>()));
+  auto inner =
+      outer.push_back(std::make_shared<Sequential>(std::make_shared<Linear>(2, 2), std::make_shared<Tanh>()));
   outer.push_back(std::make_shared<Flatten>());
   std::vector<std::string> outer_names;
   for (auto& [name, t] : outer.named_parameters()) outer_names.push_back(name);

@@ -4,15 +4,14 @@
 // Linear reads and outputs, the recipe section, a training run with faults,
 // and the `emutrain faults` campaign on a tiny model.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "layers/layer_io.h"
 #include "layers/linear.h"
 #include "numerics/block_format.h"
-#include "layers/layer_io.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
 #include "tests/grad_check.h"
@@ -102,8 +101,10 @@ TEST_CASE("fault_value flips exactly bit b of the format's code, for every code 
     CHECK(checked > 8 * f.nbits);
     INFO("NaN results: " << nan_results);
   }
-  CHECK_THROWS_WITH(fault_value(emu::parse_format("e5m2"), 1.0f, 8, FaultKind::Flip), Catch::Contains("bits 0..7"));
-  CHECK_THROWS_WITH(fault_value(emu::parse_format("e5m2"), 0.1f, 0, FaultKind::Flip), Catch::Contains("not a value"));
+  CHECK_THROWS_WITH(fault_value(emu::parse_format("e5m2"), 1.0f, 8, FaultKind::Flip),
+                    Catch::Contains("bits 0..7"));
+  CHECK_THROWS_WITH(fault_value(emu::parse_format("e5m2"), 0.1f, 0, FaultKind::Flip),
+                    Catch::Contains("not a value"));
 }
 
 TEST_CASE("a fault at bit b of element i changes exactly that code and no other element", "[faults]") {
@@ -205,7 +206,8 @@ TEST_CASE("probability faults: per element, keyed by seed, reproducible", "[faul
   CHECK(changed < 4096 * 0.25);
 }
 
-TEST_CASE("weight faults in Linear reads leave the master intact; output faults use the out format", "[faults]") {
+TEST_CASE("weight faults in Linear reads leave the master intact; output faults use the out format",
+          "[faults]") {
   auto layer = std::make_shared<emu::Linear>(8, 4);
   layer->initialize(1);
   layer->apply_numerics(emu::test::policy({{"weights", "fp8_e4m3"}, {"out", "bf16"}}));
@@ -237,14 +239,17 @@ TEST_CASE("weight faults in Linear reads leave the master intact; output faults 
     const std::vector<float> y = layer->forward(x).to_vector();
     inj.uninstall();
     for (size_t j = 0; j < y.size(); ++j) {
-      if (j == 6) CHECK((code_of(bf16, y[j]) ^ code_of(bf16, clean[j])) == (1u << 14));
-      else CHECK(emu::test::bits(y[j]) == emu::test::bits(clean[j]));
+      if (j == 6)
+        CHECK((code_of(bf16, y[j]) ^ code_of(bf16, clean[j])) == (1u << 14));
+      else
+        CHECK(emu::test::bits(y[j]) == emu::test::bits(clean[j]));
     }
   }
   CHECK(emu::test::mismatch(layer->forward(x).to_vector(), clean).empty());  // no hook left behind
 }
 
-TEST_CASE("block formats: element faults change one element code, metadata faults one block's scale", "[faults]") {
+TEST_CASE("block formats: element faults change one element code, metadata faults one block's scale",
+          "[faults]") {
   const Format f = emu::parse_format("mxfp8_e4m3");
   const emu::ReadLayout l{2, 32, 1};  // two rows of one 32-element block each
   Tensor w = emu::test::random_tensor({2, 32}, 7);
@@ -274,8 +279,10 @@ TEST_CASE("block formats: element faults change one element code, metadata fault
     const std::vector<float> o = inj.apply(m, TensorSite::Weights, "weight", f, l, r).to_vector();
     const double factor = (clean.meta[1] & 1u) ? 0.5 : 2.0;
     for (size_t i = 0; i < 64; ++i) {
-      if (i < 32) CHECK(emu::test::bits(o[i]) == emu::test::bits(v[i]));
-      else CHECK(static_cast<double>(o[i]) == static_cast<double>(v[i]) * factor);
+      if (i < 32)
+        CHECK(emu::test::bits(o[i]) == emu::test::bits(v[i]));
+      else
+        CHECK(static_cast<double>(o[i]) == static_cast<double>(v[i]) * factor);
     }
     const std::vector<FaultEvent> ev = inj.take_events();
     REQUIRE(ev.size() == 1);
@@ -294,8 +301,8 @@ data: {type: mnist, root: /nonexistent}
 optimizer: {type: sgd}
 epochs: 1
 )";
-  Recipe r = parse_recipe(base + "faults:\n  - {site: weights, module: fc1, bits: [7], step: 3, kind: stuck_at_1}\n",
-                          "t.yaml");
+  Recipe r = parse_recipe(
+      base + "faults:\n  - {site: weights, module: fc1, bits: [7], step: 3, kind: stuck_at_1}\n", "t.yaml");
   std::vector<FaultSpec> f = parse_faults(r.root["faults"]);
   REQUIRE(f.size() == 1);
   CHECK(f[0].module == "fc1");
@@ -303,7 +310,8 @@ epochs: 1
   CHECK(f[0].steps == std::vector<int64_t>{3});
   CHECK(f[0].kind == FaultKind::StuckAt1);
   CHECK(f[0].element == -1);
-  r = parse_recipe(base + "faults:\n  - {site: activations, probability: 0.001, count: 2, seed: 4}\n", "t.yaml");
+  r = parse_recipe(base + "faults:\n  - {site: activations, probability: 0.001, count: 2, seed: 4}\n",
+                   "t.yaml");
   f = parse_faults(r.root["faults"]);
   CHECK(f[0].bits.empty());
   CHECK(f[0].count == 2);
@@ -314,8 +322,9 @@ epochs: 1
                     Catch::Contains("faults[0].bits[0]"));
   CHECK_THROWS_WITH(parse_recipe(base + "faults:\n  - {site: weights, step: 1, when: 3}\n", "t.yaml"),
                     Catch::Contains("faults[0].when"));
-  CHECK(parse_faults(parse_recipe(base + "faults:\n  - {site: metadata, step: 1}\n", "t.yaml").root["faults"])[0].site ==
-        FaultSite::Metadata);
+  CHECK(parse_faults(
+            parse_recipe(base + "faults:\n  - {site: metadata, step: 1}\n", "t.yaml").root["faults"])[0]
+            .site == FaultSite::Metadata);
   CHECK_THROWS_WITH(parse_recipe(base + "faults:\n  - {site: weights, step: 1, kind: sticky}\n", "t.yaml"),
                     Catch::Contains("faults[0].kind"));
 }
@@ -327,7 +336,8 @@ std::string mlp_recipe(const std::string& root, const std::string& extra = "") {
 model: {type: mlp, hidden: [16]}
 data:
   type: mnist
-  root: )" + root + R"(
+  root: )" +
+         root + R"(
   train_source: t10k
   train_range: [0, 96]
   test_range: [96, 160]

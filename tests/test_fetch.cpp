@@ -5,10 +5,9 @@
 // every case runs without the real datasets; the expected checksums come from
 // coreutils' sha256sum and the archives from Python's tarfile/zipfile, both
 // independent of the code under test.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,7 +54,8 @@ std::string bytes_of(const std::string& path) {
 std::vector<std::string> downloaders() {
   std::vector<std::string> out;
   for (const char* tool : {"curl", "wget"})
-    if (std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0) out.push_back(tool);
+    if (std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0)
+      out.push_back(tool);
   return out;
 }
 
@@ -94,7 +94,8 @@ struct Demo {
     e.downloads = {
         {base + "/a.txt", "", {{"a.txt", sha256sum(served + "/a.txt"), "", -1}}},
         {base + "/b.bin", "", {{"b.bin", "", "", -1}}},
-        {base + "/pkg.tar.gz", sha256sum(served + "/pkg.tar.gz"),
+        {base + "/pkg.tar.gz",
+         sha256sum(served + "/pkg.tar.gz"),
          {{"x.bin", "", "pkg/x.bin", -1}, {"sub/y.txt", "", "pkg/y.txt", -1}}},
         {base + "/z.zip", "", {{"z.txt", sha256sum(src + "/inner/z.txt"), "inner/z.txt", -1}}},
     };
@@ -153,8 +154,8 @@ TEST_CASE("fetch: a download verifies and unpacks; a second fetch only verifies"
       CHECK(bytes_of(folder + "/sub/y.txt") == "why\n");
       CHECK(bytes_of(folder + "/z.txt") == bytes_of(demo.src + "/inner/z.txt"));
       // Only the files the loaders read and the record: no archives, no staging.
-      CHECK(emu::test::dir_listing(folder) ==
-            std::set<std::string>{".emutrain-sha256", "a.txt", "b.bin", "sub", "sub/y.txt", "x.bin", "z.txt"});
+      CHECK(emu::test::dir_listing(folder) == std::set<std::string>{".emutrain-sha256", "a.txt", "b.bin",
+                                                                    "sub", "sub/y.txt", "x.bin", "z.txt"});
       // The record is sha256sum's format and holds exactly the unpinned files.
       CHECK(shell("cd " + q(folder) + " && sha256sum --check --strict .emutrain-sha256 | sort") ==
             "b.bin: OK\nsub/y.txt: OK\nx.bin: OK\n");
@@ -313,6 +314,7 @@ TEST_CASE("catalog: names, folders and pins are well formed", "[fetch][catalog]"
   }
   CHECK(names == std::set<std::string>{"cora", "mnist", "cifar10", "fra-eng", "forda"});
   CHECK(&catalog_entry("CORA") == &catalog_entry("cora"));
-  CHECK_THROWS_WITH(catalog_entry("imagenet"),
-                    Catch::Contains("unknown dataset 'imagenet' (known: cora, mnist, cifar10, fra-eng, forda)"));
+  CHECK_THROWS_WITH(
+      catalog_entry("imagenet"),
+      Catch::Contains("unknown dataset 'imagenet' (known: cora, mnist, cifar10, fra-eng, forda)"));
 }

@@ -1,10 +1,9 @@
 // `emutrain data fetch` and `data list` as a user runs them: the real
 // catalog, a local HTTP server (tests/fetch/serve.py) as the mirror, Ctrl-C in
 // the middle of a download, and the errors of bad names.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -32,14 +31,15 @@ TEST_CASE("data fetch: Ctrl-C during a download leaves nothing behind", "[fetch]
   pid_t pid = emu::testing::spawn_cli(
       {"data", "fetch", "cora", "--from", server.url() + "/slow", "--root", root.path()}, run.path(), true);
   // Wait until the transfer is under way (the server stalls it half-way).
-  for (int i = 0; i < 200 && server.requests().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && server.requests().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(server.requests() == std::vector<std::string>{"/slow/cora.content"});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(-pid, SIGINT);  // the terminal's Ctrl-C: the whole process group
   emu::testing::CliResult r = emu::testing::wait_cli(pid, run.path());
   CHECK(r.code != 0);
-  CHECK(r.err.find("emutrain: data fetch cora: " + server.url() + "/slow/cora.content: download interrupted") !=
-        std::string::npos);
+  CHECK(r.err.find("emutrain: data fetch cora: " + server.url() +
+                   "/slow/cora.content: download interrupted") != std::string::npos);
   CHECK(emu::test::dir_listing(root / "cora").empty());
 }
 
@@ -48,14 +48,16 @@ TEST_CASE("data fetch and list: names, roots and errors", "[fetch][cli]") {
   {
     auto r = run_cli({"data", "fetch", "imagenet", "--root", root.path()}, run.path());
     CHECK(r.code != 0);
-    CHECK(r.err.find("unknown dataset 'imagenet' (known: cora, mnist, cifar10, fra-eng, forda)") != std::string::npos);
+    CHECK(r.err.find("unknown dataset 'imagenet' (known: cora, mnist, cifar10, fra-eng, forda)") !=
+          std::string::npos);
   }
   {
     auto r = run_cli({"data", "list", "--root", root.path()}, run.path());
     CHECK(r.code == 0);
     CHECK(r.out.find("data root: " + root.path() + " (--root)") != std::string::npos);
     for (const char* name : {"cora", "mnist", "cifar10", "fra-eng", "forda"})
-      CHECK(r.out.find(std::string("missing  (get it: emutrain data fetch ") + name + ")") != std::string::npos);
+      CHECK(r.out.find(std::string("missing  (get it: emutrain data fetch ") + name + ")") !=
+            std::string::npos);
   }
   {
     // A folder mirror without the files: one line naming what is missing, nothing written.

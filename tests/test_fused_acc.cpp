@@ -50,11 +50,16 @@ uint32_t site_draw(uint64_t site) { return static_cast<uint32_t>((site + 1) * 0x
 
 mpfr_rnd_t mpfr_mode(Rounding r) {
   switch (r) {
-    case Rounding::NearestEven: return MPFR_RNDN;
-    case Rounding::TowardZero: return MPFR_RNDZ;
-    case Rounding::Up: return MPFR_RNDU;
-    case Rounding::Down: return MPFR_RNDD;
-    default: return MPFR_RNDN;
+    case Rounding::NearestEven:
+      return MPFR_RNDN;
+    case Rounding::TowardZero:
+      return MPFR_RNDZ;
+    case Rounding::Up:
+      return MPFR_RNDU;
+    case Rounding::Down:
+      return MPFR_RNDD;
+    default:
+      return MPFR_RNDN;
   }
 }
 
@@ -128,25 +133,26 @@ double ref_fused(const MacPolicy& p, const std::vector<float>& a, const std::vec
   for (int64_t k = 0; k < K; ++k) {
     if (k > 0 && k % F == 0) flush();
     if (C > 0 && k > 0 && k % C == 0) {
-      outer = ref::ref_round(p.acc_outer,
-                             ref::exact_sum(RefExact::of(outer), RefExact::of(acc),
-                                            p.acc_outer.rounding == Rounding::Down),
-                             rnd(p.acc_outer, 2 * K + k / C - 1));
+      outer = ref::ref_round(
+          p.acc_outer,
+          ref::exact_sum(RefExact::of(outer), RefExact::of(acc), p.acc_outer.rounding == Rounding::Down),
+          rnd(p.acc_outer, 2 * K + k / C - 1));
       acc = 0.0;
     }
     run_last = std::min<int64_t>((k / F + 1) * F, K) - 1;
     if (a[k] == 0.0f || b[k] == 0.0f) continue;
-    RefExact x = ref::exact_product(RefExact::of(static_cast<double>(a[k])), RefExact::of(static_cast<double>(b[k])));
+    RefExact x =
+        ref::exact_product(RefExact::of(static_cast<double>(a[k])), RefExact::of(static_cast<double>(b[k])));
     if (!p.mul_exact) x = RefExact::of(ref::ref_round(p.mul, x, rnd(p.mul, 2 * k)));
     run.push_back(x);
   }
   flush();
   Format last = p.acc;
   if (C > 0) {
-    acc = ref::ref_round(p.acc_outer,
-                         ref::exact_sum(RefExact::of(outer), RefExact::of(acc),
-                                        p.acc_outer.rounding == Rounding::Down),
-                         rnd(p.acc_outer, 2 * K + chunks - 1));
+    acc = ref::ref_round(
+        p.acc_outer,
+        ref::exact_sum(RefExact::of(outer), RefExact::of(acc), p.acc_outer.rounding == Rounding::Down),
+        rnd(p.acc_outer, 2 * K + chunks - 1));
     last = p.acc_outer;
   }
   if (bias)
@@ -169,9 +175,12 @@ struct Gen {
     const uint64_t kind = u(100);
     const bool neg = u(2) != 0;
     float x;
-    if (kind < 8) x = 0.0f;
-    else if (specials && kind < 10) x = kind == 8 ? INFINITY : NAN;
-    else if (kind < 14) x = std::ldexp(static_cast<float>(u(1u << 23) + 1), -149 - 0);  // subnormal-ish
+    if (kind < 8)
+      x = 0.0f;
+    else if (specials && kind < 10)
+      x = kind == 8 ? INFINITY : NAN;
+    else if (kind < 14)
+      x = std::ldexp(static_cast<float>(u(1u << 23) + 1), -149 - 0);  // subnormal-ish
     else {
       const int e = static_cast<int>(u(2 * exp_spread + 1)) - exp_spread;
       x = std::ldexp(1.0f + static_cast<float>(u(1u << 23)) * 0x1p-23f, e);
@@ -305,8 +314,8 @@ TEST_CASE("fused runs against the GMP reference: short formats, posits, fixed po
 }
 
 TEST_CASE("fused: 1 is the unfused reduction, bit for bit", "[fused]") {
-  const char* accs[] = {"fp32", "fp32:rtz", "fp32:rup", "fp32:rdn", "e5m10", "bf16:sr", "e6m9:sr",
-                        "posit16_1", "fixed16_8:wrap", "int32", "fixed32_16", "e8m10"};
+  const char* accs[] = {"fp32",    "fp32:rtz",  "fp32:rup",       "fp32:rdn", "e5m10",      "bf16:sr",
+                        "e6m9:sr", "posit16_1", "fixed16_8:wrap", "int32",    "fixed32_16", "e8m10"};
   const char* muls[] = {"exact", "bf16", "e5m2:sr", "fp32", "fixed16_8"};
   Gen g(42);
   for (const char* acc : accs)
@@ -461,8 +470,8 @@ TEST_CASE("fused runs: edge cases worked out by hand", "[fused]") {
     p.acc = spec("bf16:rtz");
     p.chunk = 4;
     p.acc_outer = spec("fp32");
-    // Chunk 0: runs {1, 2^-9}, {2^-9, 0}: bf16 rtz 1 then 1 (1 + 2^-9 < 1 + 2^-7); chunk 1: {2^-9, 2^-9} -> 2^-8.
-    // outer: 1 + 2^-8.
+    // Chunk 0: runs {1, 2^-9}, {2^-9, 0}: bf16 rtz 1 then 1 (1 + 2^-9 < 1 + 2^-7); chunk 1: {2^-9, 2^-9} ->
+    // 2^-8. outer: 1 + 2^-8.
     const std::vector<float> a = {1, 0x1p-9f, 0x1p-9f, 0, 0x1p-9f, 0x1p-9f}, b = {1, 1, 1, 1, 1, 1};
     CHECK(run_mac(p, a, b) == 1.0 + 0x1p-8);
     p.fused = 4;  // chunk 0 in one run: 1 + 2^-8 -> bf16 rtz 1; chunk 1: 2^-8
@@ -478,7 +487,8 @@ TEST_CASE("fused runs: edge cases worked out by hand", "[fused]") {
       sites.push_back(s);
       return 0u;
     };
-    const std::vector<float> a = {1, 1, 1, 1, 0}, b = {1, 1, 1, 1, 1};  // K = 5: runs 0..2, 3..4 (last skipped)
+    const std::vector<float> a = {1, 1, 1, 1, 0},
+                             b = {1, 1, 1, 1, 1};  // K = 5: runs 0..2, 3..4 (last skipped)
     mac_reduce(p, a.data(), b.data(), 5, nullptr, draw);
     CHECK(sites == std::vector<uint64_t>{5, 9});  // 2*2+1 and 2*4+1 (position 4 is skipped but last)
   }

@@ -1,10 +1,9 @@
 // Linear: gradients by finite differences, outputs bit for bit against
 // `emutrain calc --batch` dot lines, reads really rounded, layer- vs op-level
 // emulation.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -39,7 +38,9 @@ TEST_CASE("Linear gradients match finite differences in fp32", "[linear]") {
     Tensor x = emu::test::random_tensor({2, 4, 5}, 11).set_requires_grad(true);
     std::vector<Tensor> inputs = {x, layer->weight};
     if (bias) inputs.push_back(layer->bias);
-    auto f = [&](const std::vector<Tensor>& in) { return emu::linear(*layer, in[0], in[1], bias ? in[2] : Tensor()); };
+    auto f = [&](const std::vector<Tensor>& in) {
+      return emu::linear(*layer, in[0], in[1], bias ? in[2] : Tensor());
+    };
     auto r = emu::test::grad_check(f, inputs);
     INFO(r.detail);
     CHECK(r.ok);

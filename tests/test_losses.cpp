@@ -5,9 +5,8 @@
 //  * under e5m10, a literal loop of numerics/round.h operations in the
 //    documented order equals the layer bit for bit, forward and backward;
 //  * a small network trained with them learns.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -170,9 +169,8 @@ TEST_CASE("cross-entropy targets: tensor and vector forms agree, bad targets are
 }
 
 // Every IEEE rounding mode, fn, finite-only, :nosub and :sat formats, posits, fixed point.
-const char* const kLiteralFormats[] = {"e5m10",    "bf16:rtz",       "fp8_e4m3",  "e5m2:rup",
-                                       "e4m3:rdn:nosub", "fp6_e2m3", "e5m10:rna", "fp32:rup",
-                                       "posit16_1", "fixed16_8"};
+const char* const kLiteralFormats[] = {"e5m10",    "bf16:rtz",  "fp8_e4m3", "e5m2:rup",  "e4m3:rdn:nosub",
+                                       "fp6_e2m3", "e5m10:rna", "fp32:rup", "posit16_1", "fixed16_8"};
 
 TEST_CASE("cross-entropy equals a literal reference loop bit for bit in many formats") {
   const int64_t N = 6, C = 7;
@@ -239,7 +237,8 @@ TEST_CASE("cross-entropy equals a literal reference loop bit for bit in many for
   // And the e5m10 value is close to float64.
   CrossEntropyLoss ce(CrossEntropyOptions{-100, eps});
   ce.apply_numerics(policy("e5m10"));
-  CHECK(ce.forward(logits, t).item() == Approx(reference_ce(logits.to_vector(), t, C, -100, eps)).epsilon(5e-3));
+  CHECK(ce.forward(logits, t).item() ==
+        Approx(reference_ce(logits.to_vector(), t, C, -100, eps)).epsilon(5e-3));
 }
 
 TEST_CASE("cross-entropy: layer-level emulation rounds the fp32 loss once") {
@@ -249,7 +248,8 @@ TEST_CASE("cross-entropy: layer-level emulation rounds the fp32 loss once") {
   emulated.apply_numerics(p);
   Tensor logits = random_tensor({5, 9}, 5, -3, 3);
   const std::vector<int64_t> t = {1, 2, 3, 4, 5};
-  CHECK(emulated.forward(logits, t).item() == quantize(parse_format("e5m10"), plain.forward(logits, t).item()));
+  CHECK(emulated.forward(logits, t).item() ==
+        quantize(parse_format("e5m10"), plain.forward(logits, t).item()));
 }
 
 // ---------------------------------------------------------------------------
@@ -316,7 +316,8 @@ TEST_CASE("MSE equals a literal reference loop bit for bit in many formats") {
 
 TEST_CASE("a small network learns with cross-entropy, in fp32 and in e5m10") {
   for (const char* format : {"fp32", "e5m10"}) {
-    Sequential net(std::make_shared<Linear>(4, 16), std::make_shared<GELU>(), std::make_shared<Linear>(16, 3));
+    Sequential net(std::make_shared<Linear>(4, 16), std::make_shared<GELU>(),
+                   std::make_shared<Linear>(16, 3));
     net.initialize(31);
     net.apply_numerics(policy(format));
     CrossEntropyLoss ce(CrossEntropyOptions{-100, 0.05f});

@@ -7,7 +7,6 @@
 // and the trainer on a synthetic fra.txt lowers its loss and raises its token
 // accuracy.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -42,7 +41,8 @@ data::Batch make_batch(const std::vector<Pair>& pairs) {
       tout(static_cast<size_t>(N * T), 0.0f), sl, tl;
   for (int64_t n = 0; n < N; ++n) {
     const Pair& p = pairs[static_cast<size_t>(n)];
-    for (size_t i = 0; i < p.src.size(); ++i) src[static_cast<size_t>(n * S) + i] = static_cast<float>(p.src[i]);
+    for (size_t i = 0; i < p.src.size(); ++i)
+      src[static_cast<size_t>(n * S) + i] = static_cast<float>(p.src[i]);
     for (size_t i = 0; i < p.tgt_in.size(); ++i) {
       tin[static_cast<size_t>(n * T) + i] = static_cast<float>(p.tgt_in[i]);
       tout[static_cast<size_t>(n * T) + i] = static_cast<float>(p.tgt_out[i]);
@@ -71,7 +71,8 @@ const std::vector<Pair> kPairs = {
 TEST_CASE("crnn: forward and backward reach every parameter, in each variant", "[models][crnn]") {
   const char* variants[] = {
       "{type: crnn, embed_dim: 8, conv_channels: 6, hidden: 5, attention_heads: 2}",
-      "{type: crnn, embed_dim: 8, conv_channels: 6, conv_layers: 2, hidden: 6, rnn: gru, bidirectional: false, "
+      "{type: crnn, embed_dim: 8, conv_channels: 6, conv_layers: 2, hidden: 6, rnn: gru, bidirectional: "
+      "false, "
       "attention: false}",
       "{type: crnn, embed_dim: 8, conv_channels: 6, conv_layers: 0, hidden: 4, layers: 2, dropout: 0.2}",
       "{type: crnn, embed_dim: 8, conv_channels: 6, kernel: 5, hidden: 4, layers: 2, rnn: gru}",
@@ -89,7 +90,8 @@ TEST_CASE("crnn: forward and backward reach every parameter, in each variant", "
     INFO("missing: " << test::join(r.missing) << "; non-finite: " << test::join(r.nonfinite));
     CHECK(r.missing.empty());
     CHECK(r.nonfinite.empty());
-    std::vector<std::string> unexpected;  // k_proj's bias is invisible to the softmax (see the transformer test)
+    std::vector<std::string>
+        unexpected;  // k_proj's bias is invisible to the softmax (see the transformer test)
     for (const auto& name : r.all_zero)
       if (name.find("k_proj.bias") == std::string::npos) unexpected.push_back(name);
     INFO("zero gradient: " << test::join(unexpected));
@@ -109,7 +111,8 @@ TEST_CASE("crnn: a sentence's logits do not depend on its batch's padding", "[mo
     const char* name;
     NumericsPolicy policy;
   };
-  for (const Case& c : {Case{"fp32", NumericsPolicy()}, Case{"e6m6 / acc fp32", test::policy({{"format", "e6m6"}, {"acc", "fp32"}})}}) {
+  for (const Case& c : {Case{"fp32", NumericsPolicy()},
+                        Case{"e6m6 / acc fp32", test::policy({{"format", "e6m6"}, {"acc", "fp32"}})}}) {
     for (const char* v : {"{type: crnn, embed_dim: 8, conv_channels: 6, conv_layers: 2, hidden: 5}",
                           "{type: crnn, embed_dim: 8, conv_channels: 6, hidden: 5, rnn: gru, layers: 2}"}) {
       INFO(c.name << ": " << v);
@@ -119,9 +122,11 @@ TEST_CASE("crnn: a sentence's logits do not depend on its batch's padding", "[mo
       NoGradGuard no_grad;
       // Pair 1 (3 source, 2 target tokens) alone, then padded to 5 / 4 next to pair 0.
       const std::vector<float> alone = m->predict(make_batch({kPairs[1]}), "test").logits.to_vector();
-      const std::vector<float> batched = m->predict(make_batch({kPairs[0], kPairs[1]}), "test").logits.to_vector();
+      const std::vector<float> batched =
+          m->predict(make_batch({kPairs[0], kPairs[1]}), "test").logits.to_vector();
       REQUIRE(alone.size() == 2 * 15);
-      const std::vector<float> rows(batched.begin() + 4 * 15, batched.begin() + 4 * 15 + 2 * 15);  // n = 1, t < 2
+      const std::vector<float> rows(batched.begin() + 4 * 15,
+                                    batched.begin() + 4 * 15 + 2 * 15);  // n = 1, t < 2
       CHECK(test::mismatch(rows, alone) == "");
     }
   }
@@ -135,11 +140,14 @@ TEST_CASE("crnn: bad arguments are recipe errors naming the key", "[models][crnn
   CHECK_THROWS_WITH(test::model_from_yaml("{type: crnn}", {{"classes", 3}}), Catch::Contains("src_vocab"));
 }
 
-TEST_CASE("crnn: learns a synthetic word-for-word translation through the loader and the trainer", "[models][crnn][train]") {
+TEST_CASE("crnn: learns a synthetic word-for-word translation through the loader and the trainer",
+          "[models][crnn][train]") {
   // fra.txt with 600 pairs: English sentences of 2-5 of 12 words, French = each word's fixed
   // translation, in order, plus the full stop (tab-separated, with the attribution column).
-  const char* en[] = {"red", "blue", "green", "cat", "dog", "bird", "eats", "sees", "likes", "big", "small", "old"};
-  const char* fr[] = {"rouge", "bleu", "vert", "chat", "chien", "oiseau", "mange", "voit", "aime", "grand", "petit", "vieux"};
+  const char* en[] = {"red",  "blue", "green", "cat", "dog",   "bird",
+                      "eats", "sees", "likes", "big", "small", "old"};
+  const char* fr[] = {"rouge", "bleu", "vert", "chat",  "chien", "oiseau",
+                      "mange", "voit", "aime", "grand", "petit", "vieux"};
   test::TempDir dir;
   test::ByteSource bytes(7);
   std::string text;
@@ -158,7 +166,8 @@ TEST_CASE("crnn: learns a synthetic word-for-word translation through the loader
   // The shipped recipes parse and build on this data.
   for (const char* name : {"crnn_fra_eng.yaml", "crnn_fra_eng_e6m6.yaml"}) {
     INFO(name);
-    train::Recipe r = train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + name, {"data.root=" + dir.path()});
+    train::Recipe r = train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + name,
+                                         {"data.root=" + dir.path()});
     auto test_set = data::make_dataset(r.root["data"], "test");
     auto m = models::make_model(r.root["model"], test_set->meta());
     m->initialize(0);
@@ -169,14 +178,17 @@ TEST_CASE("crnn: learns a synthetic word-for-word translation through the loader
     CHECK_FALSE(models::has_nonfinite(p.logits));
   }
 
-  const std::string recipe_text = "name: crnn_smoke\n"
-                                  "model: {type: crnn, embed_dim: 16, conv_channels: 16, hidden: 16, dropout: 0}\n"
-                                  "data: {type: fra_eng, root: '" + dir.path() + "', batch_size: 32, workers: 0, "
-                                  "test_fraction: 0.2}\n"
-                                  "optimizer: {type: adam, lr: 0.01}\n"
-                                  "epochs: 6\nseed: 1\n"
-                                  "logging: {progress: 'off', every_steps: 0}\n"
-                                  "checkpoint: {every_epochs: 0}\n";
+  const std::string recipe_text =
+      "name: crnn_smoke\n"
+      "model: {type: crnn, embed_dim: 16, conv_channels: 16, hidden: 16, dropout: 0}\n"
+      "data: {type: fra_eng, root: '" +
+      dir.path() +
+      "', batch_size: 32, workers: 0, "
+      "test_fraction: 0.2}\n"
+      "optimizer: {type: adam, lr: 0.01}\n"
+      "epochs: 6\nseed: 1\n"
+      "logging: {progress: 'off', every_steps: 0}\n"
+      "checkpoint: {every_epochs: 0}\n";
   train::Recipe recipe = train::parse_recipe(recipe_text, "<test>");
   train::TrainOptions options;
   options.out_dir = dir / "run";

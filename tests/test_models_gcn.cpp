@@ -6,7 +6,6 @@
 // gcn_cora recipe, on a synthetic graph written in the Cora LINQS format,
 // trains through the loader and the trainer to the stated test accuracy.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -50,11 +49,18 @@ const models::DataMeta kMeta = {{"features", 5}, {"classes", 3}, {"nodes", 6}};
 // 12-word topic with probability 1/4, else from any of the 140 words; with `citations`, each
 // paper cites 2 papers of its class and one paper of any class (else only paper 0 cites paper 1).
 void write_synthetic_cora(const std::string& root, int per_class, bool citations) {
-  const char* names[] = {"Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
-                         "Reinforcement_Learning", "Rule_Learning", "Theory"};
+  const char* names[] = {"Case_Based",
+                         "Genetic_Algorithms",
+                         "Neural_Networks",
+                         "Probabilistic_Methods",
+                         "Reinforcement_Learning",
+                         "Rule_Learning",
+                         "Theory"};
   const int classes = 7, words = 140, n = classes * per_class;
   test::ByteSource bytes(42);
-  auto rnd = [&](int m) { return static_cast<int>(((static_cast<uint32_t>(bytes.next()) << 8) | bytes.next()) % m); };
+  auto rnd = [&](int m) {
+    return static_cast<int>(((static_cast<uint32_t>(bytes.next()) << 8) | bytes.next()) % m);
+  };
   auto id = [](int node) { return std::to_string(1000 + node * 7); };
   std::string content, cites = citations ? "" : id(0) + "\t" + id(1) + "\n";
   for (int i = 0; i < n; ++i) {
@@ -65,7 +71,9 @@ void write_synthetic_cora(const std::string& root, int per_class, bool citations
     for (int v : row) content += v ? "\t1" : "\t0";
     content += std::string("\t") + names[cls] + "\n";
     const int same1 = cls + classes * rnd(per_class), same2 = cls + classes * rnd(per_class), any = rnd(n);
-    if (citations) cites += id(same1) + "\t" + id(i) + "\n" + id(same2) + "\t" + id(i) + "\n" + id(any) + "\t" + id(i) + "\n";
+    if (citations)
+      cites +=
+          id(same1) + "\t" + id(i) + "\n" + id(same2) + "\t" + id(i) + "\n" + id(any) + "\t" + id(i) + "\n";
   }
   test::write_text(root + "/cora.content", content);
   test::write_text(root + "/cora.cites", cites);
@@ -145,10 +153,11 @@ TEST_CASE("gcn: the gcn_cora recipes train on a synthetic Cora-format graph", "[
     INFO(name);
     test::TempDir dir;
     write_synthetic_cora(dir.path(), 60, c.citations);  // 420 nodes
-    const std::vector<std::string> sets = {"data.root=" + dir.path(), "data.val_size=100", "data.test_size=180",
-                                           "logging.progress=off", "checkpoint.every_epochs=0",
-                                           "epochs=" + std::to_string(c.epochs)};
-    train::Recipe recipe = train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + c.recipe, sets);
+    const std::vector<std::string> sets = {"data.root=" + dir.path(),   "data.val_size=100",
+                                           "data.test_size=180",        "logging.progress=off",
+                                           "checkpoint.every_epochs=0", "epochs=" + std::to_string(c.epochs)};
+    train::Recipe recipe =
+        train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + c.recipe, sets);
     train::TrainOptions options;
     options.out_dir = dir / "run";
     std::ostringstream log;
@@ -159,7 +168,8 @@ TEST_CASE("gcn: the gcn_cora recipes train on a synthetic Cora-format graph", "[
     CHECK(summary.final_results["train"].counted == 140);
     CHECK(summary.final_results["test"].counted == 180);
     acc[name] = summary.final_results["test"].accuracy;
-    WARN(name << ": test accuracy " << acc[name] << " after " << c.epochs << " epochs, " << summary.seconds << " s");
+    WARN(name << ": test accuracy " << acc[name] << " after " << c.epochs << " epochs, " << summary.seconds
+              << " s");
   }
   // The neighbours' features (two of three citations within the class) carry the GCN well past
   // what the node's own features allow; the emulated run gets there too.

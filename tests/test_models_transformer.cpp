@@ -5,7 +5,6 @@
 // and build; a reduced configuration trains a few steps through the real UCR
 // loader and the trainer on FordA-format files the test writes.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -13,8 +12,8 @@
 #include "core/autograd.h"
 #include "data/registry.h"
 #include "tests/test_data_util.h"
-#include "tests/test_recipe_data.h"
 #include "tests/test_models_util.h"
+#include "tests/test_recipe_data.h"
 #include "train/checkpoint.h"
 #include "train/recipe.h"
 #include "train/trainer.h"
@@ -42,12 +41,12 @@ data::Batch series_batch(int64_t n, int64_t t, int64_t c) {
   return b;
 }
 
-
 }  // namespace
 
 TEST_CASE("transformer: forward and backward reach every parameter", "[models][transformer]") {
   auto m = test::model_from_yaml(
-      "{type: transformer, num_blocks: 2, head_size: 8, num_heads: 2, ff_dim: 4, mlp_units: [16, 8], dropout: 0.1}",
+      "{type: transformer, num_blocks: 2, head_size: 8, num_heads: 2, ff_dim: 4, mlp_units: [16, 8], "
+      "dropout: 0.1}",
       kMeta);
   m->train();
   const data::Batch b = series_batch(5, 10, 3);
@@ -78,7 +77,8 @@ TEST_CASE("transformer: forward and backward reach every parameter", "[models][t
   CHECK(shapes.at("head.weight") == Shape{4, 8});
 }
 
-TEST_CASE("transformer: pool features averages each step's features, as Keras channels_first", "[models][transformer]") {
+TEST_CASE("transformer: pool features averages each step's features, as Keras channels_first",
+          "[models][transformer]") {
   // With no blocks and no MLP the model is head(pool(x)): compare against the float64 mean over C.
   auto m = test::model_from_yaml("{type: transformer, num_blocks: 0, mlp_units: []}", kMeta);
   m->eval();
@@ -87,7 +87,8 @@ TEST_CASE("transformer: pool features averages each step's features, as Keras ch
   const std::vector<float> logits = m->predict(b, "test").logits.to_vector();
   const auto named = m->named_parameters();
   std::map<std::string, Tensor> params(named.begin(), named.end());
-  const std::vector<float> w = params.at("head.weight").to_vector(), bias = params.at("head.bias").to_vector();
+  const std::vector<float> w = params.at("head.weight").to_vector(),
+                           bias = params.at("head.bias").to_vector();
   const std::vector<float> x = b.at("x").to_vector();
   for (int64_t n = 0; n < 3; ++n)
     for (int64_t k = 0; k < 4; ++k) {
@@ -107,10 +108,12 @@ TEST_CASE("transformer: pool features averages each step's features, as Keras ch
 TEST_CASE("transformer: bad arguments are recipe errors naming the key", "[models][transformer]") {
   CHECK_THROWS_WITH(test::model_from_yaml("{type: transformer, heads: 4}", kMeta),
                     Catch::Contains("model.heads") && Catch::Contains("num_heads"));
-  CHECK_THROWS_WITH(test::model_from_yaml("{type: transformer, pool: max}", kMeta), Catch::Contains("model.pool"));
+  CHECK_THROWS_WITH(test::model_from_yaml("{type: transformer, pool: max}", kMeta),
+                    Catch::Contains("model.pool"));
 }
 
-TEST_CASE("transformer: trains a few steps on UCR files through the loader and the trainer", "[models][transformer][train]") {
+TEST_CASE("transformer: trains a few steps on UCR files through the loader and the trainer",
+          "[models][transformer][train]") {
   test::TempDir dir;
   test::write_ucr(dir / "FordA_TRAIN.tsv", 48, 24, 1);
   test::write_ucr(dir / "FordA_TEST.tsv", 16, 24, 2);
@@ -118,7 +121,8 @@ TEST_CASE("transformer: trains a few steps on UCR files through the loader and t
   // The shipped recipes parse, and build on this data (the full-size model: one forward pass).
   for (const char* name : {"transformer_forda.yaml", "transformer_forda_e6m6.yaml"}) {
     INFO(name);
-    train::Recipe r = train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + name, {"data.root=" + dir.path()});
+    train::Recipe r = train::load_recipe(std::string(EMUTRAIN_SOURCE_DIR) + "/recipes/" + name,
+                                         {"data.root=" + dir.path()});
     auto test_set = data::make_dataset(r.root["data"], "test");
     auto m = models::make_model(r.root["model"], test_set->meta());
     m->initialize(0);
@@ -131,14 +135,17 @@ TEST_CASE("transformer: trains a few steps on UCR files through the loader and t
   }
 
   // A reduced configuration through the trainer.
-  const std::string recipe_text = "name: smoke\n"
-                                  "model: {type: transformer, num_blocks: 1, head_size: 16, num_heads: 2, ff_dim: 4, "
-                                  "mlp_units: [32], dropout: 0.1, mlp_dropout: 0.1}\n"
-                                  "data: {type: ucr, name: FordA, root: '" + dir.path() + "', batch_size: 16, workers: 0}\n"
-                                  "optimizer: {type: adam, lr: 0.003}\n"
-                                  "epochs: 3\nseed: 5\n"
-                                  "logging: {progress: 'off', every_steps: 0}\n"
-                                  "checkpoint: {every_epochs: 0}\n";
+  const std::string recipe_text =
+      "name: smoke\n"
+      "model: {type: transformer, num_blocks: 1, head_size: 16, num_heads: 2, ff_dim: 4, "
+      "mlp_units: [32], dropout: 0.1, mlp_dropout: 0.1}\n"
+      "data: {type: ucr, name: FordA, root: '" +
+      dir.path() +
+      "', batch_size: 16, workers: 0}\n"
+      "optimizer: {type: adam, lr: 0.003}\n"
+      "epochs: 3\nseed: 5\n"
+      "logging: {progress: 'off', every_steps: 0}\n"
+      "checkpoint: {every_epochs: 0}\n";
   train::Recipe recipe = train::parse_recipe(recipe_text, "<test>");
   train::TrainOptions options;
   options.out_dir = dir / "run";

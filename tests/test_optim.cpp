@@ -1,7 +1,6 @@
 // Optimizers and schedules against hand-worked values and float64 references;
 // emulated update arithmetic against literal format operations.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -71,8 +70,10 @@ TEST_CASE("Adam and AdamW follow the float64 formulas", "[optim]") {
       set_grad(p, static_cast<float>(grads[t - 1]));
       adam.step();
       double g = static_cast<float>(grads[t - 1]);
-      if (decoupled) pd -= 0.01 * 0.1 * pd;
-      else g += 0.1 * pd;
+      if (decoupled)
+        pd -= 0.01 * 0.1 * pd;
+      else
+        g += 0.1 * pd;
       m = 0.9 * m + 0.1 * g;
       v = 0.999 * v + 0.001 * g * g;
       double mhat = m / (1 - std::pow(0.9, t)), vhat = v / (1 - std::pow(0.999, t));

@@ -3,7 +3,6 @@
 // chunk = the run length over all terms (an independent implementation,
 // numerics/mac.h), bit for bit; the layers' split helpers.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <vector>
 
@@ -35,7 +34,10 @@ TEST_CASE("combine_runs equals mac_reduce with chunk = run length", "[parallel]"
     p.acc_outer = parse_format("fp16");
     std::vector<float> a(static_cast<size_t>(n * K)), b(static_cast<size_t>(K));
     uint32_t s = 7;
-    auto next = [&] { return static_cast<float>(static_cast<int32_t>((s = s * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 97.0f; };
+    auto next = [&] {
+      return static_cast<float>(static_cast<int32_t>((s = s * 1664525u + 1013904223u) >> 8) % 2001 - 1000) /
+             97.0f;
+    };
     for (float& v : a) v = next();
     for (float& v : b) v = next();
     // Run results of rank r's run j: mac_reduce over its terms with out = acc (unrounded).
@@ -54,8 +56,10 @@ TEST_CASE("combine_runs equals mac_reduce with chunk = run length", "[parallel]"
     c.chunk = static_cast<int>(run);
     int differs_from_plain = 0;
     for (int64_t o = 0; o < n; ++o) {
-      const float want = static_cast<float>(mac_reduce(c, a.data() + o * K, b.data(), K, nullptr, [](uint64_t) { return 0u; }));
-      const float plain = static_cast<float>(mac_reduce(p, a.data() + o * K, b.data(), K, nullptr, [](uint64_t) { return 0u; }));
+      const float want = static_cast<float>(
+          mac_reduce(c, a.data() + o * K, b.data(), K, nullptr, [](uint64_t) { return 0u; }));
+      const float plain = static_cast<float>(
+          mac_reduce(p, a.data() + o * K, b.data(), K, nullptr, [](uint64_t) { return 0u; }));
       INFO("acc " << acc << " output " << o);
       CHECK(bits(y[static_cast<size_t>(o)]) == bits(want));
       differs_from_plain += bits(want) != bits(plain);
@@ -84,13 +88,16 @@ TEST_CASE("reduce_over_rows: off, emulate and errors", "[parallel]") {
   CHECK(chunk_seen == 0);  // each run alone, unchunked
   CHECK(calls == std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {3, 6}, {6, 9}, {9, 12}});  // the shares
   p.chunk = 2;
-  CHECK_THROWS_WITH(reduce_over_rows(p, 12, out, "fc1 grad-weight", fn),
-                    Catch::Contains("fc1 grad-weight: the per-rank share of 3 rows is not a multiple of the policy's chunk 2"));
+  CHECK_THROWS_WITH(
+      reduce_over_rows(p, 12, out, "fc1 grad-weight", fn),
+      Catch::Contains(
+          "fc1 grad-weight: the per-rank share of 3 rows is not a multiple of the policy's chunk 2"));
   p.chunk = 0;
   CHECK_THROWS_WITH(reduce_over_rows(p, 10, out, "fc1 grad-weight", fn),
                     Catch::Contains("10 rows do not split into 4 equal rank shares"));
   p.acc = parse_format("bf16:sr");
-  CHECK_THROWS_WITH(reduce_over_rows(p, 12, out, "fc1 grad-weight", fn), Catch::Contains("stochastic rounding"));
+  CHECK_THROWS_WITH(reduce_over_rows(p, 12, out, "fc1 grad-weight", fn),
+                    Catch::Contains("stochastic rounding"));
   // Gather on one local rank with full rows: the rank's share is all rows, runs of chunk 4.
   p = MacPolicy();
   p.chunk = 4;

@@ -6,9 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <cmath>
-
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +33,8 @@ std::string self_exe() {
 int run_mpi(const std::string& mode, int np, const std::string& err_file) {
   const char* mpirun = std::getenv("EMUTRAIN_MPIRUN");
   REQUIRE(mpirun);
-  const std::string cmd = "EMUTRAIN_COMM_CHILD=" + mode + " " + mpirun + " --oversubscribe -np " + std::to_string(np) +
-                          " " + self_exe() + " > " + err_file + ".out 2> " + err_file;
+  const std::string cmd = "EMUTRAIN_COMM_CHILD=" + mode + " " + mpirun + " --oversubscribe -np " +
+                          std::to_string(np) + " " + self_exe() + " > " + err_file + ".out 2> " + err_file;
   return std::system(cmd.c_str());
 }
 
@@ -60,7 +59,8 @@ TEST_CASE("MPI communicator: gather order, agree, broadcast, timeout", "[paralle
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string text = slurp(err);
     INFO(text);
-    CHECK(text.find("timed out after 2 s in allgather (sizes): rank(s) 2 did not arrive") != std::string::npos);
+    CHECK(text.find("timed out after 2 s in allgather (sizes): rank(s) 2 did not arrive") !=
+          std::string::npos);
     CHECK(s < 30);
     std::remove(err.c_str());
     std::remove((err + ".out").c_str());
@@ -103,8 +103,10 @@ TEST_CASE("MPI communicator: gather order, agree, broadcast, timeout", "[paralle
   w.broadcast(b, 2);
   CHECK(b == std::vector<uint8_t>{7, 8, 9});
   CHECK_NOTHROW(w.agree("recipe", "a: 1\nb: 2\n"));
-  CHECK_THROWS_WITH(w.agree("recipe", r == 2 ? "a: 1\nb: 3\n" : "a: 1\nb: 2\n"),
-                    Catch::Contains("the recipe of rank 2 differs from rank 0's: line 2: rank 0 has 'b: 2', it has 'b: 3'"));
+  CHECK_THROWS_WITH(
+      w.agree("recipe", r == 2 ? "a: 1\nb: 3\n" : "a: 1\nb: 2\n"),
+      Catch::Contains(
+          "the recipe of rank 2 differs from rank 0's: line 2: rank 0 has 'b: 2', it has 'b: 3'"));
   w.barrier();
   if (r == 0) std::printf("rank 0: all checks passed\n");
 }

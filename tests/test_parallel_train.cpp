@@ -70,7 +70,8 @@ std::map<std::string, std::vector<float>> final_tensors(const std::string& run_d
   return out;
 }
 
-bool same_bits(const std::map<std::string, std::vector<float>>& a, const std::map<std::string, std::vector<float>>& b) {
+bool same_bits(const std::map<std::string, std::vector<float>>& a,
+               const std::map<std::string, std::vector<float>>& b) {
   if (a.size() != b.size() || a.empty()) return false;
   for (const auto& [name, v] : a) {
     auto it = b.find(name);
@@ -87,21 +88,23 @@ void write_text(const std::string& path, const std::string& text) {
 
 std::string step_losses(const std::string& run_dir) { return slurp(run_dir + "/step_losses.tsv"); }
 
-
 }  // namespace
 
-TEST_CASE("mpirun LeNet-5: bit-identical to the single process with the equivalent chunk", "[parallel][mpi]") {
+TEST_CASE("mpirun LeNet-5: bit-identical to the single process with the equivalent chunk",
+          "[parallel][mpi]") {
   test::TempDir dir;
   const std::string d = dir.str();
   test::write_mnist_idx(d + "/mnist", 96);
   write_text(d + "/r.yaml",
-                   "model: {type: lenet5}\n"
-                   "data: {type: mnist, root: " + d + "/mnist, train_source: t10k, train_range: [0, 64], "
-                   "test_range: [64, 96], batch_size: 8, workers: 0, drop_last: true}\n"
-                   "optimizer: {type: sgd, lr: 0.05, momentum: 0.9}\n"
-                   "steps: 4\nseed: 3\nthreads: 1\n"
-                   "checkpoint: {every_steps: 2, every_epochs: 0, keep: 0}\nlogging: {every_steps: 0}\n"
-                   "parallel: {timeout_s: 60}\n");
+             "model: {type: lenet5}\n"
+             "data: {type: mnist, root: " +
+                 d +
+                 "/mnist, train_source: t10k, train_range: [0, 64], "
+                 "test_range: [64, 96], batch_size: 8, workers: 0, drop_last: true}\n"
+                 "optimizer: {type: sgd, lr: 0.05, momentum: 0.9}\n"
+                 "steps: 4\nseed: 3\nthreads: 1\n"
+                 "checkpoint: {every_steps: 2, every_epochs: 0, keep: 0}\nlogging: {every_steps: 0}\n"
+                 "parallel: {timeout_s: 60}\n");
   const std::string r = d + "/r.yaml";
   SECTION("no chunk: -np 2 equals equivalent_ranks 2, which differs from the plain run") {
     require_ok(run(2, r + " --out " + d + "/m2", d));
@@ -133,14 +136,15 @@ TEST_CASE("mpirun LeNet-5: bit-identical to the single process with the equivale
     Result f = run(2, r + " --out " + d + "/f", d, "EMUTRAIN_TEST_FAIL_RANK=1");
     INFO("stdout: " << f.out << "\nstderr: " << f.err);
     CHECK(f.code != 0);
-    CHECK_THAT(f.err, Catch::Contains("rank 1: test hook EMUTRAIN_TEST_FAIL_RANK: failing on purpose at step 1"));
+    CHECK_THAT(f.err,
+               Catch::Contains("rank 1: test hook EMUTRAIN_TEST_FAIL_RANK: failing on purpose at step 1"));
     CHECK(f.seconds < 30);
   }
   SECTION("ranks with different recipes are refused") {
     const std::string bin = env("EMUTRAIN_BIN");
-    const std::string cmd = env("EMUTRAIN_MPIRUN") + " --oversubscribe -np 1 " + bin + " train " + r + " --out " + d +
-                            "/x : -np 1 " + bin + " train " + r + " --set seed=4 --out " + d + "/x > " + d +
-                            "/mm.out 2> " + d + "/mm.err";
+    const std::string cmd = env("EMUTRAIN_MPIRUN") + " --oversubscribe -np 1 " + bin + " train " + r +
+                            " --out " + d + "/x : -np 1 " + bin + " train " + r + " --set seed=4 --out " + d +
+                            "/x > " + d + "/mm.out 2> " + d + "/mm.err";
     CHECK(std::system(cmd.c_str()) != 0);
     const std::string err = slurp(d + "/mm.err");
     INFO(err);
@@ -149,17 +153,20 @@ TEST_CASE("mpirun LeNet-5: bit-identical to the single process with the equivale
   }
 }
 
-TEST_CASE("mpirun GCN on Cora: bit-identical to the single process with the equivalent chunk", "[parallel][mpi]") {
+TEST_CASE("mpirun GCN on Cora: bit-identical to the single process with the equivalent chunk",
+          "[parallel][mpi]") {
   test::TempDir dir;
   const std::string d = dir.str();
   test::write_cora(d + "/cora", 40);
   write_text(d + "/g.yaml",
-                   "model: {type: gcn, hidden: 16, dropout: 0.5, input_dropout: 0.5}\n"
-                   "data: {type: cora, root: " + d + "/cora, features: row_normalized, split_seed: 0, "
-                   "train_per_class: 4, val_size: 8, test_size: 8, batch_size: 1, workers: 0}\n"
-                   "optimizer: {type: adam, lr: 0.01, weight_decay: 5e-4}\n"
-                   "epochs: 4\nseed: 1\nthreads: 1\nlogging: {every_steps: 0}\ncheckpoint: {every_epochs: 0}\n"
-                   "numerics: {default: {acc: bf16}}\n");
+             "model: {type: gcn, hidden: 16, dropout: 0.5, input_dropout: 0.5}\n"
+             "data: {type: cora, root: " +
+                 d +
+                 "/cora, features: row_normalized, split_seed: 0, "
+                 "train_per_class: 4, val_size: 8, test_size: 8, batch_size: 1, workers: 0}\n"
+                 "optimizer: {type: adam, lr: 0.01, weight_decay: 5e-4}\n"
+                 "epochs: 4\nseed: 1\nthreads: 1\nlogging: {every_steps: 0}\ncheckpoint: {every_epochs: 0}\n"
+                 "numerics: {default: {acc: bf16}}\n");
   const std::string g = d + "/g.yaml";
   require_ok(run(2, g + " --out " + d + "/m2", d));
   require_ok(run(0, g + " --set parallel.equivalent_ranks=2 --out " + d + "/e2", d));

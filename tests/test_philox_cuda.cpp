@@ -2,7 +2,6 @@
 // Without a device it prints the skip marker that CTest's
 // SKIP_REGULAR_EXPRESSION turns into a skipped test.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <string>
 

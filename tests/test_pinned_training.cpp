@@ -13,7 +13,6 @@
 // a change pass; a deliberate change of numerics re-pins them in a commit that
 // says which bits changed and why.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>

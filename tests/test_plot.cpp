@@ -5,6 +5,8 @@
 //    where the layout put labels and none in an empty margin, dashed baselines;
 //  - SVG files: balanced tags, one rect per cell, every tick and label as text;
 //  - nice tick values and their texts; errors name the file or the series.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -12,8 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "plot/layout.h"
 #include "plot/plot.h"
@@ -98,7 +98,8 @@ bool balanced_tags(const std::string& s, std::string* why) {
     if (tag.empty()) return *why = "empty tag", false;
     if (tag[0] == '?' || tag[0] == '!') continue;
     if (tag.back() == '/') continue;
-    const std::string name = tag.substr(tag[0] == '/' ? 1 : 0, tag.find_first_of(" \t\n") - (tag[0] == '/' ? 1 : 0));
+    const std::string name =
+        tag.substr(tag[0] == '/' ? 1 : 0, tag.find_first_of(" \t\n") - (tag[0] == '/' ? 1 : 0));
     if (tag[0] == '/') {
       if (stack.empty() || stack.back() != name) return *why = "unexpected </" + name + ">", false;
       stack.pop_back();
@@ -227,7 +228,8 @@ TEST_CASE("line plot PNG: series colours, dashed baseline, axis labels", "[plot]
   // The baseline: a horizontal dashed line (alternating runs of its grey) at its y.
   const LinePrim* base = nullptr;
   for (const Prim& q : f.prims)
-    if (const auto* l = std::get_if<LinePrim>(&q); l && l->dashed && !base) base = l;  // the legend's sample comes later
+    if (const auto* l = std::get_if<LinePrim>(&q); l && l->dashed && !base)
+      base = l;  // the legend's sample comes later
   REQUIRE(base != nullptr);
   CHECK(base->y1 == base->y2);
   int runs = 0;
@@ -242,7 +244,8 @@ TEST_CASE("line plot PNG: series colours, dashed baseline, axis labels", "[plot]
   // Each series colour is drawn, and the two series' legend labels are text.
   for (size_t i = 0; i < 2; ++i) {
     int n = 0;
-    for (size_t k = 0; k < img.px.size(); k += 3) n += Rgb{img.px[k], img.px[k + 1], img.px[k + 2]} == series_colour(i);
+    for (size_t k = 0; k < img.px.size(); k += 3)
+      n += Rgb{img.px[k], img.px[k + 1], img.px[k + 2]} == series_colour(i);
     CHECK(n > 200);
   }
   for (const char* t : {"first", "second", "fp32", "epoch", "curves"}) {
@@ -282,7 +285,8 @@ TEST_CASE("bar chart PNG: bars in their group colours", "[plot]") {
   lg.values = {{0.001, 0.01, 0.1}};
   lg.log_y = true;
   const Figure fl = layout(lg);
-  const double h0 = find_rect(fl, "bar 0 0")->h, h1 = find_rect(fl, "bar 0 1")->h, h2 = find_rect(fl, "bar 0 2")->h;
+  const double h0 = find_rect(fl, "bar 0 0")->h, h1 = find_rect(fl, "bar 0 1")->h,
+               h2 = find_rect(fl, "bar 0 2")->h;
   CHECK(h0 > 10);
   CHECK(h1 - h0 == Approx(h2 - h1));
   save(lg, (temp_dir() / "log.svg").string());
@@ -304,10 +308,13 @@ TEST_CASE("nice ticks and tick texts", "[plot]") {
 TEST_CASE("plot errors name the file or the series", "[plot]") {
   LinePlot p;
   p.series.push_back({"bad", {1, 2, 3}, {1, 2}});
-  CHECK_THROWS_WITH(save(p, (temp_dir() / "x.svg").string()), Catch::Contains("'bad'") && Catch::Contains("3 x values"));
+  CHECK_THROWS_WITH(save(p, (temp_dir() / "x.svg").string()),
+                    Catch::Contains("'bad'") && Catch::Contains("3 x values"));
   Heatmap h = sample_heatmap();
   h.values.pop_back();
   CHECK_THROWS_WITH(save(h, (temp_dir() / "h.png").string()), Catch::Contains("5 values for 3 x 2 cells"));
-  CHECK_THROWS_WITH(save(sample_heatmap(), (temp_dir() / "h.jpg").string()), Catch::Contains("unknown extension"));
-  CHECK_THROWS_WITH(save(sample_heatmap(), "/nonexistent-dir/h.svg"), Catch::Contains("/nonexistent-dir/h.svg"));
+  CHECK_THROWS_WITH(save(sample_heatmap(), (temp_dir() / "h.jpg").string()),
+                    Catch::Contains("unknown extension"));
+  CHECK_THROWS_WITH(save(sample_heatmap(), "/nonexistent-dir/h.svg"),
+                    Catch::Contains("/nonexistent-dir/h.svg"));
 }

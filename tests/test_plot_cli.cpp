@@ -3,15 +3,15 @@
 // the cells, numeric tick order (3 before 10), --where filtering, line plots
 // and curves; a missing column fails with an error that names it and lists
 // the columns there are.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -93,7 +93,8 @@ TEST_CASE("plot --heatmap writes SVG and PNG next to results.csv", "[plot]") {
   CHECK(three < ten);
   // Baseline 100: the two exp=10 cells (102.5, 103.5) are outlined.
   size_t outlined = 0;
-  for (size_t i = s.find("class=\"baseline "); i != std::string::npos; i = s.find("class=\"baseline ", i + 1)) ++outlined;
+  for (size_t i = s.find("class=\"baseline "); i != std::string::npos; i = s.find("class=\"baseline ", i + 1))
+    ++outlined;
   CHECK(outlined == 2);
   CHECK(s.find("mean of 2 runs") != std::string::npos);
 }
@@ -101,7 +102,8 @@ TEST_CASE("plot --heatmap writes SVG and PNG next to results.csv", "[plot]") {
 TEST_CASE("plot: a failed run leaves its seed out, an empty cell is grey", "[plot]") {
   const fs::path csv = write_results();
   std::string out;
-  REQUIRE(plot(csv.string() + " --heatmap man,exp --where mode=low --out " + (dir() / "low.svg").string(), &out) == 0);
+  REQUIRE(plot(csv.string() + " --heatmap man,exp --where mode=low --out " + (dir() / "low.svg").string(),
+               &out) == 0);
   const std::string s = read(dir() / "low.svg");
   // exp 3, man 2, mode low: only seed 1 (30 + 2 + 1 - 50 = -17) counts.
   CHECK(s.find(">-17.0<") != std::string::npos);
@@ -164,7 +166,8 @@ TEST_CASE("plot orders text ticks naturally: e3m2 < e5m2 < e10m2", "[plot]") {
     std::ofstream out(csv);
     out << "point,format,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_val_acc,"
            "best_test_acc,wall_s,steps,run_dir\n"
-           "0,e10m2,1,ok,no,1,1,70,1,1,1,1,r0\n1,e3m2,1,ok,no,1,1,30,1,1,1,1,r1\n2,e5m2,1,ok,no,1,1,50,1,1,1,1,r2\n";
+           "0,e10m2,1,ok,no,1,1,70,1,1,1,1,r0\n1,e3m2,1,ok,no,1,1,30,1,1,1,1,r1\n2,e5m2,1,ok,no,1,1,50,1,1,1,"
+           "1,r2\n";
   }
   std::string out;
   REQUIRE(plot(csv.string() + " --line format --out " + (dir() / "formats.svg").string(), &out) == 0);
@@ -176,7 +179,6 @@ TEST_CASE("plot orders text ticks naturally: e3m2 < e5m2 < e10m2", "[plot]") {
   CHECK(a < b);
   CHECK(b < c);
 }
-
 
 TEST_CASE("plot --pareto: accuracy against energy, the front listed and labelled", "[plot]") {
   // Five formats with made-up costs and accuracies; b and d are dominated
@@ -203,7 +205,8 @@ TEST_CASE("plot --pareto: accuracy against energy, the front listed and labelled
   CHECK(c < e);
   CHECK(out.find("  b ") == std::string::npos);
   CHECK(out.find("  d ") == std::string::npos);
-  CHECK(out.find("  e                                   500         85\n") != std::string::npos);  // the mean of 84 and 86
+  CHECK(out.find("  e                                   500         85\n") !=
+        std::string::npos);  // the mean of 84 and 86
   const std::string svg = read(dir() / "pareto.svg");
   // Every point is labelled once: the dominated ones by the runs, the front's by the front.
   for (const char* label : {">a<", ">b<", ">c<", ">d<", ">e<"}) CHECK(svg.find(label) != std::string::npos);

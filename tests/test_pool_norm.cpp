@@ -7,14 +7,14 @@
 //    with chunks, accumulator-only accumulators and stochastic rounding;
 //  - PyTorch's semantics: max ties to the first index, count_include_pad,
 //    adaptive windows, running statistics with momentum and the unbiased variance.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
-#include <functional>
-#include <tuple>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -45,7 +45,8 @@ Tensor rich_tensor(const Shape& shape, uint64_t seed, double zero_fraction = 0.0
 // Distinct values 0.05 apart in random order: no two within a finite-difference step of each other.
 Tensor separated_tensor(const Shape& shape, uint64_t seed) {
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<double>(i) * 0.05 - 0.025 * v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(static_cast<double>(i) * 0.05 - 0.025 * v.size());
   std::shuffle(v.begin(), v.end(), std::mt19937_64(seed));
   return Tensor::from_vector(shape, v);
 }
@@ -98,7 +99,9 @@ struct LiteralMac {
     return acc;
   }
   // R_out(sum) at the output site.
-  float rounded(const Format& out) { return static_cast<float>(round_value(out, sum(), site(out, 2 * K + chunks() + 1))); }
+  float rounded(const Format& out) {
+    return static_cast<float>(round_value(out, sum(), site(out, 2 * K + chunks() + 1)));
+  }
 };
 
 MacPolicy sum_policy(const LayerNumerics& n) {
@@ -172,8 +175,8 @@ std::vector<float> literal_avg_forward(const PoolRef& r, const LayerNumerics& n,
 }
 
 // gx[i] = R_grads(sum over covering outputs o, ascending, of R_grads(g[o] / count[o])).
-std::vector<float> literal_avg_backward(const PoolRef& r, const LayerNumerics& n, const std::vector<float>& gq,
-                                        DrawKey key) {
+std::vector<float> literal_avg_backward(const PoolRef& r, const LayerNumerics& n,
+                                        const std::vector<float>& gq, DrawKey key) {
   MacPolicy p = sum_policy(n);
   const int64_t kmax = r.max_cover(r.wh, r.H) * r.max_cover(r.ww, r.W);
   std::vector<float> gx;
@@ -182,7 +185,8 @@ std::vector<float> literal_avg_backward(const PoolRef& r, const LayerNumerics& n
       for (int64_t iw = 0; iw < r.W; ++iw) {
         int64_t K = 0;
         for (const Window& a : r.wh)
-          for (const Window& b : r.ww) K += ih >= a.start && ih < a.start + a.len && iw >= b.start && iw < b.start + b.len;
+          for (const Window& b : r.ww)
+            K += ih >= a.start && ih < a.start + a.len && iw >= b.start && iw < b.start + b.len;
         const uint64_t i = static_cast<uint64_t>((pl * r.H + ih) * r.W + iw);
         LiteralMac mac(p, K, DrawKey{key.seed, key.stream + 1}, i, kmax);
         for (int64_t oh = 0; oh < r.OH(); ++oh)
@@ -191,7 +195,9 @@ std::vector<float> literal_avg_backward(const PoolRef& r, const LayerNumerics& n
             const Window& b = r.ww[ow];
             if (!(ih >= a.start && ih < a.start + a.len && iw >= b.start && iw < b.start + b.len)) continue;
             const uint64_t o = static_cast<uint64_t>((pl * r.OH() + oh) * r.OW() + ow);
-            mac.term(static_cast<float>(format_div(n.grads, gq[o], static_cast<double>(a.len * b.len), draw(n.grads, key, 0, o))), 1.0f);
+            mac.term(static_cast<float>(format_div(n.grads, gq[o], static_cast<double>(a.len * b.len),
+                                                   draw(n.grads, key, 0, o))),
+                     1.0f);
           }
         gx.push_back(mac.rounded(n.grads));
       }
@@ -199,8 +205,8 @@ std::vector<float> literal_avg_backward(const PoolRef& r, const LayerNumerics& n
 }
 
 // Max pooling: the first maximum in row-major window order, rounded to out; its index.
-void literal_max_forward(const PoolRef& r, const LayerNumerics& n, const std::vector<float>& x, std::vector<float>* y,
-                         std::vector<int64_t>* at) {
+void literal_max_forward(const PoolRef& r, const LayerNumerics& n, const std::vector<float>& x,
+                         std::vector<float>* y, std::vector<int64_t>* at) {
   for (int64_t pl = 0; pl < r.N * r.C; ++pl)
     for (const Window& a : r.wh)
       for (const Window& b : r.ww) {
@@ -218,15 +224,16 @@ void literal_max_forward(const PoolRef& r, const LayerNumerics& n, const std::ve
 }
 
 // gx[i] = R_grads(sum over covering outputs o, ascending, of (argmax[o] == i ? g[o] : 0)).
-std::vector<float> literal_max_backward(const PoolRef& r, const LayerNumerics& n, const std::vector<float>& gq,
-                                        const std::vector<int64_t>& at) {
+std::vector<float> literal_max_backward(const PoolRef& r, const LayerNumerics& n,
+                                        const std::vector<float>& gq, const std::vector<int64_t>& at) {
   std::vector<float> gx;
   for (int64_t pl = 0; pl < r.N * r.C; ++pl)
     for (int64_t ih = 0; ih < r.H; ++ih)
       for (int64_t iw = 0; iw < r.W; ++iw) {
         int64_t K = 0;
         for (const Window& a : r.wh)
-          for (const Window& b : r.ww) K += ih >= a.start && ih < a.start + a.len && iw >= b.start && iw < b.start + b.len;
+          for (const Window& b : r.ww)
+            K += ih >= a.start && ih < a.start + a.len && iw >= b.start && iw < b.start + b.len;
         LiteralMac mac(sum_policy(n), K, {}, 0);
         for (int64_t oh = 0; oh < r.OH(); ++oh)
           for (int64_t ow = 0; ow < r.OW(); ++ow) {
@@ -257,7 +264,11 @@ std::vector<NumericsPolicy> pool_policies() {
   return {policy({{"acc", "e5m10"}, {"out", "bf16"}, {"grads", "bf16"}}),
           policy({{"format", "e5m10"}, {"acc", "bf16"}, {"chunk", "2"}, {"acc_outer", "e5m10"}}),
           policy({{"acc", "fp64"}, {"out", "fp8_e4m3"}, {"grads", "e4m3"}, {"activations", "bf16"}}),
-          policy({{"acc", "e5m10:sr"}, {"out", "bf16:sr"}, {"grads", "bf16:sr"}, {"chunk", "3"}, {"acc_outer", "fp16:sr"}}),
+          policy({{"acc", "e5m10:sr"},
+                  {"out", "bf16:sr"},
+                  {"grads", "bf16:sr"},
+                  {"chunk", "3"},
+                  {"acc_outer", "fp16:sr"}}),
           policy({{"format", "fp32"}})};
 }
 
@@ -284,17 +295,21 @@ BnRef literal_bn_train(const LayerNumerics& n, int64_t N, int64_t C, int64_t S, 
     LiteralMac sum1(sum_policy(n), M, DrawKey{stats.seed, stats.stream + 0}, uc);
     for (int64_t nn = 0; nn < N; ++nn)
       for (int64_t s = 0; s < S; ++s) sum1.term(quantize(n.activations, x[at(nn, c, s)]), 1.0f);
-    const float mean = static_cast<float>(format_div(out, sum1.sum(), static_cast<double>(M), draw(out, stats, 1, uc)));
+    const float mean =
+        static_cast<float>(format_div(out, sum1.sum(), static_cast<double>(M), draw(out, stats, 1, uc)));
     LiteralMac sum2(n.mac, M, DrawKey{stats.seed, stats.stream + 3}, uc);
     for (int64_t nn = 0; nn < N; ++nn)
       for (int64_t s = 0; s < S; ++s) {
         const int64_t i = at(nn, c, s);
-        const float d = static_cast<float>(format_sub(out, quantize(n.activations, x[i]), mean, draw(out, stats, 2, i)));
+        const float d =
+            static_cast<float>(format_sub(out, quantize(n.activations, x[i]), mean, draw(out, stats, 2, i)));
         sum2.term(d, d);
       }
     const double s2 = sum2.sum();
-    const float var = static_cast<float>(format_div(out, s2, static_cast<double>(M), draw(out, stats, 4, uc)));
-    const float varu = static_cast<float>(format_div(out, s2, static_cast<double>(M - 1), draw(out, stats, 5, uc)));
+    const float var =
+        static_cast<float>(format_div(out, s2, static_cast<double>(M), draw(out, stats, 4, uc)));
+    const float varu =
+        static_cast<float>(format_div(out, s2, static_cast<double>(M - 1), draw(out, stats, 5, uc)));
     const float ve = static_cast<float>(format_add(out, var, 1e-5f, draw(out, fwd, 0, uc)));
     const float inv = static_cast<float>(round_value(out, fn_rsqrt(ve), draw(out, fwd, 1, uc)));
     const float g = quantize(n.weights, gamma[c]);
@@ -302,7 +317,8 @@ BnRef literal_bn_train(const LayerNumerics& n, int64_t N, int64_t C, int64_t S, 
     for (int64_t nn = 0; nn < N; ++nn)
       for (int64_t s = 0; s < S; ++s) {
         const int64_t i = at(nn, c, s);
-        const float d = static_cast<float>(format_sub(out, quantize(n.activations, x[i]), mean, draw(out, fwd, 2, i)));
+        const float d =
+            static_cast<float>(format_sub(out, quantize(n.activations, x[i]), mean, draw(out, fwd, 2, i)));
         const float h = static_cast<float>(format_mul(out, d, inv, draw(out, fwd, 3, i)));
         const float t = static_cast<float>(format_mul(out, h, g, draw(out, fwd, 4, i)));
         r.xhat[i] = h;
@@ -310,9 +326,11 @@ BnRef literal_bn_train(const LayerNumerics& n, int64_t N, int64_t C, int64_t S, 
       }
     const float keep = 1.0f - 0.1f;
     rm[c] = static_cast<float>(format_add(out, format_mul(out, 0.1f, mean, draw(out, update, 0, uc)),
-                                          format_mul(out, keep, rm[c], draw(out, update, 1, uc)), draw(out, update, 2, uc)));
+                                          format_mul(out, keep, rm[c], draw(out, update, 1, uc)),
+                                          draw(out, update, 2, uc)));
     rv[c] = static_cast<float>(format_add(out, format_mul(out, 0.1f, varu, draw(out, update, 3, uc)),
-                                          format_mul(out, keep, rv[c], draw(out, update, 4, uc)), draw(out, update, 5, uc)));
+                                          format_mul(out, keep, rv[c], draw(out, update, 4, uc)),
+                                          draw(out, update, 5, uc)));
     r.invstd.push_back(inv);
     r.mean.push_back(mean);
     r.var.push_back(var);
@@ -329,7 +347,8 @@ struct BnGrads {
 
 // Backward; with batch statistics gx = k (g - mean(g) - xhat mean(g xhat)), else gx = k g; k = gamma invstd.
 BnGrads literal_bn_backward(const LayerNumerics& n, bool batch_stats, int64_t N, int64_t C, int64_t S,
-                            const std::vector<float>& gy, const BnRef& f, const std::vector<float>& gamma, DrawKey key) {
+                            const std::vector<float>& gy, const BnRef& f, const std::vector<float>& gamma,
+                            DrawKey key) {
   const Format& G = n.grads;
   const int64_t M = N * S;
   BnGrads r;
@@ -348,7 +367,8 @@ BnGrads literal_bn_backward(const LayerNumerics& n, bool batch_stats, int64_t N,
     const double s1 = sg.sum(), s2 = sgx.sum();
     r.gbeta.push_back(static_cast<float>(round_value(G, s1, draw(G, key, 2, uc))));
     r.ggamma.push_back(static_cast<float>(round_value(G, s2, draw(G, key, 3, uc))));
-    const float k = static_cast<float>(format_mul(G, quantize(n.weights, gamma[c]), f.invstd[c], draw(G, key, 6, uc)));
+    const float k =
+        static_cast<float>(format_mul(G, quantize(n.weights, gamma[c]), f.invstd[c], draw(G, key, 6, uc)));
     const float mg = static_cast<float>(format_div(G, s1, static_cast<double>(M), draw(G, key, 4, uc)));
     const float mgx = static_cast<float>(format_div(G, s2, static_cast<double>(M), draw(G, key, 5, uc)));
     for (int64_t nn = 0; nn < N; ++nn)
@@ -370,8 +390,8 @@ BnGrads literal_bn_backward(const LayerNumerics& n, bool batch_stats, int64_t N,
 
 // Evaluation forward with running statistics read in the weights format.
 BnRef literal_bn_eval(const LayerNumerics& n, int64_t N, int64_t C, int64_t S, const std::vector<float>& x,
-                      const std::vector<float>& gamma, const std::vector<float>& beta, const std::vector<float>& rm,
-                      const std::vector<float>& rv) {
+                      const std::vector<float>& gamma, const std::vector<float>& beta,
+                      const std::vector<float>& rm, const std::vector<float>& rv) {
   const Format& out = n.out();
   BnRef r;
   r.y.resize(x.size());
@@ -399,8 +419,14 @@ std::vector<NumericsPolicy> bn_policies() {
           policy({{"format", "fp32"}}),
           NumericsPolicy(),  // mul exact, acc fp32
           policy({{"format", "bf16"}, {"acc", "fp64"}, {"chunk", "7"}, {"acc_outer", "fp32"}}),
-          policy({{"mul", "exact"}, {"acc", "fp16"}, {"chunk", "5"}, {"acc_outer", "e5m10"}, {"out", "e4m3"},
-                   {"grads", "fp16"}, {"activations", "bf16"}, {"weights", "bf16"}}),
+          policy({{"mul", "exact"},
+                  {"acc", "fp16"},
+                  {"chunk", "5"},
+                  {"acc_outer", "e5m10"},
+                  {"out", "e4m3"},
+                  {"grads", "fp16"},
+                  {"activations", "bf16"},
+                  {"weights", "bf16"}}),
           policy({{"mul", "e5m10:sr"}, {"acc", "bf16:sr"}, {"out", "fp16:sr"}, {"grads", "bf16:sr"}}),
           policy({{"mul", "posit16_1"}, {"acc", "posit16_1"}, {"out", "posit16_1"}, {"grads", "posit16_1"}})};
 }
@@ -445,8 +471,10 @@ TEST_CASE("batch norm gradients match finite differences in fp32") {
   for (const Shape_& s : {Shape_{{6, 3}, false}, Shape_{{4, 3, 5}, false}, Shape_{{3, 3, 4, 5}, true}}) {
     INFO(shape_string(s.x));
     std::shared_ptr<BatchNorm> bn;
-    if (s.two_d) bn = std::make_shared<BatchNorm2d>(3);
-    else bn = std::make_shared<BatchNorm1d>(3);
+    if (s.two_d)
+      bn = std::make_shared<BatchNorm2d>(3);
+    else
+      bn = std::make_shared<BatchNorm1d>(3);
     Tensor x = test::random_tensor(s.x, 21);
     Tensor gamma = test::random_tensor({3}, 22, 0.5f, 1.5f);
     Tensor beta = test::random_tensor({3}, 23);
@@ -455,7 +483,8 @@ TEST_CASE("batch norm gradients match finite differences in fp32") {
     for (bool train : {true, false}) {
       INFO((train ? "training" : "evaluation"));
       auto f = [&](const std::vector<Tensor>& in) {
-        return batch_norm(*bn, in[0], in[1], in[2], train ? Tensor() : rm, train ? Tensor() : rv, train, 0.1f, 1e-5f);
+        return batch_norm(*bn, in[0], in[1], in[2], train ? Tensor() : rm, train ? Tensor() : rv, train, 0.1f,
+                          1e-5f);
       };
       auto r = test::grad_check(f, {x, gamma, beta});
       INFO(r.detail);
@@ -497,7 +526,8 @@ TEST_CASE("average and adaptive pooling equal the literal loops") {
       INFO(n.describe() << " output " << kd.ref.OH() << "x" << kd.ref.OW());
       const Tensor gy = rich_tensor({2, 3, kd.ref.OH(), kd.ref.OW()}, 32);
       const PoolRun r = run_pool(kd.f, x, gy);
-      CHECK(mismatch(r.y, literal_avg_forward(kd.ref, n, x.to_vector(), draw_key(*kd.m, DrawSite::Forward))) == "");
+      CHECK(mismatch(r.y, literal_avg_forward(kd.ref, n, x.to_vector(),
+                                              draw_key(*kd.m, DrawSite::Forward))) == "");
       std::vector<float> gq = gy.to_vector();
       if (!is_stochastic(n.grads))
         for (float& v : gq) v = quantize(n.grads, v);
@@ -526,7 +556,11 @@ TEST_CASE("max pooling equals the literal loops and sends gradients to the first
       // Coarse values: many ties inside windows.
       Tensor x = rich_tensor({2, 2, 7, 6}, 41);
       for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = std::round(x.data()[i] * 2.0f) / 2.0f;
-      const PoolRef ref{2, 2, 7, 6, strided_windows(7, k.h, m.params.stride_h, pad.h),
+      const PoolRef ref{2,
+                        2,
+                        7,
+                        6,
+                        strided_windows(7, k.h, m.params.stride_h, pad.h),
                         strided_windows(6, k.w, m.params.stride_w, pad.w)};
       const Tensor gy = rich_tensor({2, 2, ref.OH(), ref.OW()}, 42);
       const PoolRun r = run_pool([&](const Tensor& t) { return m.forward(t); }, x, gy);
@@ -555,7 +589,8 @@ TEST_CASE("max pooling ties go to the first index") {
 TEST_CASE("batch norm training equals the literal steps") {
   const int64_t N = 3, C = 4, S = 10;
   const Tensor x = rich_tensor({N, C, S}, 51);
-  const std::vector<float> gamma = rich_tensor({C}, 52, 0).to_vector(), beta = rich_tensor({C}, 53, 0).to_vector();
+  const std::vector<float> gamma = rich_tensor({C}, 52, 0).to_vector(),
+                           beta = rich_tensor({C}, 53, 0).to_vector();
   const std::vector<float> rm0 = rich_tensor({C}, 54, 0).to_vector();
   std::vector<float> rv0 = rich_tensor({C}, 55, 0).to_vector();
   for (float& v : rv0) v = std::fabs(v);
@@ -574,14 +609,16 @@ TEST_CASE("batch norm training equals the literal steps") {
     Tensor xi = x.clone();
     xi.set_requires_grad(true);
     Tensor y = bn.forward(xi);
-    const BnRef ref = literal_bn_train(n, N, C, S, x.to_vector(), gamma, beta, rm0, rv0, draw_key(bn, DrawSite::Forward));
+    const BnRef ref =
+        literal_bn_train(n, N, C, S, x.to_vector(), gamma, beta, rm0, rv0, draw_key(bn, DrawSite::Forward));
     CHECK(mismatch(y.to_vector(), ref.y) == "");
     CHECK(mismatch(bn.running_mean.to_vector(), ref.running_mean) == "");
     CHECK(mismatch(bn.running_var.to_vector(), ref.running_var) == "");
     CHECK(bn.num_batches_tracked.item() == 1.0f);
     if (is_stochastic(n.grads)) continue;  // :sr reads of the gradient are not modelled by this reference
     y.backward(gy);
-    const BnGrads g = literal_bn_backward(n, true, N, C, S, gy.to_vector(), ref, gamma, draw_key(bn, DrawSite::GradInput));
+    const BnGrads g =
+        literal_bn_backward(n, true, N, C, S, gy.to_vector(), ref, gamma, draw_key(bn, DrawSite::GradInput));
     CHECK(mismatch(xi.grad().to_vector(), g.gx) == "");
     CHECK(mismatch(bn.weight.grad().to_vector(), g.ggamma) == "");
     CHECK(mismatch(bn.bias.grad().to_vector(), g.gbeta) == "");
@@ -595,7 +632,10 @@ TEST_CASE("batch norm with stochastic rounding draws the documented bits, includ
   const Tensor gy = rich_tensor({N, C, S}, 62);
   // Reads stay plain so that only the arithmetic draws.
   BatchNorm1d bn(C);
-  bn.apply_numerics(policy({{"mul", "e5m10:sr"}, {"acc", "bf16:sr"}, {"chunk", "5"}, {"acc_outer", "e5m10:sr"},
+  bn.apply_numerics(policy({{"mul", "e5m10:sr"},
+                            {"acc", "bf16:sr"},
+                            {"chunk", "5"},
+                            {"acc_outer", "e5m10:sr"},
                             {"out", "fp16:sr"}}));
   bn.context().seed = 9;
   bn.weight.copy_from(Tensor::from_vector({C}, gamma));
@@ -604,11 +644,13 @@ TEST_CASE("batch norm with stochastic rounding draws the documented bits, includ
   xi.set_requires_grad(true);
   Tensor y = bn.forward(xi);
   const LayerNumerics& n = bn.numerics();
-  const BnRef ref = literal_bn_train(n, N, C, S, x.to_vector(), gamma, beta, rm0, rv0, draw_key(bn, DrawSite::Forward));
+  const BnRef ref =
+      literal_bn_train(n, N, C, S, x.to_vector(), gamma, beta, rm0, rv0, draw_key(bn, DrawSite::Forward));
   CHECK(mismatch(y.to_vector(), ref.y) == "");
   CHECK(mismatch(bn.running_var.to_vector(), ref.running_var) == "");
   y.backward(gy);
-  const BnGrads g = literal_bn_backward(n, true, N, C, S, gy.to_vector(), ref, gamma, draw_key(bn, DrawSite::GradInput));
+  const BnGrads g =
+      literal_bn_backward(n, true, N, C, S, gy.to_vector(), ref, gamma, draw_key(bn, DrawSite::GradInput));
   CHECK(mismatch(xi.grad().to_vector(), g.gx) == "");
   CHECK(mismatch(bn.weight.grad().to_vector(), g.ggamma) == "");
   // Another step draws other bits.

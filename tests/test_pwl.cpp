@@ -7,9 +7,8 @@
 //  * saturation outside the interval (constant, identity, extended edge piece);
 //  * continuity at the interior breakpoints within one rounding of the format;
 //  * the policy key: pwl:<K>, user breakpoints, and errors naming key, value and token.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -115,7 +114,8 @@ TEST_CASE("pwl:3 tanh and sigmoid: hand-computed breakpoints, values and constan
     for (int K : {1, 3, 7, 32}) {
       const FunctionApprox fa = make_pwl(f, K);
       for (int k = 0; k < K; ++k) {
-        const double s = (double(fa.values[k + 1]) - fa.values[k]) / (double(fa.breaks[k + 1]) - fa.breaks[k]);
+        const double s =
+            (double(fa.values[k + 1]) - fa.values[k]) / (double(fa.breaks[k + 1]) - fa.breaks[k]);
         CHECK(bits(fa.slope[k]) == bits(static_cast<float>(s)));
         CHECK(bits(fa.intercept[k]) ==
               bits(static_cast<float>(double(fa.values[k]) - double(fa.slope[k]) * fa.breaks[k])));
@@ -133,8 +133,8 @@ TEST_CASE("pwl pieces evaluate as R(R(slope*x) + intercept) bit for bit", "[pwl]
         const FunctionApprox fa = make_pwl(fn, K);
         const float lo = fa.breaks[0], hi = fa.breaks[K];
         std::uniform_real_distribution<float> u(lo - 3.0f, hi + 3.0f);
-        std::vector<float> xs = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
-                                 std::nanf(""), 0.0f, -0.0f};
+        std::vector<float> xs = {-std::numeric_limits<float>::infinity(),
+                                 std::numeric_limits<float>::infinity(), std::nanf(""), 0.0f, -0.0f};
         for (int k = 0; k <= K; ++k) {
           xs.push_back(fa.breaks[k]);
           xs.push_back(std::nextafter(fa.breaks[k], -INFINITY));
@@ -143,8 +143,8 @@ TEST_CASE("pwl pieces evaluate as R(R(slope*x) + intercept) bit for bit", "[pwl]
         for (int i = 0; i < 400; ++i) xs.push_back(u(rng));
         for (float x : xs) {
           const float got = evaluate(fa, f, x), want = reference(fa, f, x);
-          INFO(spec << " " << pwl_function_name(fn) << " pwl:" << K << " x=" << x << " got " << got << " want "
-                    << want);
+          INFO(spec << " " << pwl_function_name(fn) << " pwl:" << K << " x=" << x << " got " << got
+                    << " want " << want);
           REQUIRE(((std::isnan(got) && std::isnan(want)) || bits(got) == bits(want)));
         }
       }
@@ -205,10 +205,11 @@ TEST_CASE("pwl is continuous at the breakpoints within one rounding", "[pwl]") {
             CHECK(std::fabs(left - right) <= 1e-6);
             continue;
           }
-          const double M = std::max({std::fabs(double(fa.slope[k - 1]) * b), std::fabs(double(fa.slope[k]) * b),
-                                     std::fabs(double(fa.intercept[k - 1])), std::fabs(double(fa.intercept[k]))});
-          const double d =
-              std::fabs(double(left) - right) / (ulp_of(f, M) + ulp_of(f, fa.values[k]) + ulp_of(Format{}, M));
+          const double M =
+              std::max({std::fabs(double(fa.slope[k - 1]) * b), std::fabs(double(fa.slope[k]) * b),
+                        std::fabs(double(fa.intercept[k - 1])), std::fabs(double(fa.intercept[k]))});
+          const double d = std::fabs(double(left) - right) /
+                           (ulp_of(f, M) + ulp_of(f, fa.values[k]) + ulp_of(Format{}, M));
           INFO(spec << " " << pwl_function_name(fn) << " pwl:" << K << " b=" << b << " left " << left
                     << " right " << right);
           CHECK(d <= 1.0);

@@ -9,7 +9,6 @@
 //  * training an LSTM and a GRU with tanh and sigmoid pwl:3 converges, twice to
 //    identical bits.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/draw_key.h"
 #include "layers/activation.h"
 #include "layers/gru.h"
 #include "layers/linear.h"
@@ -25,7 +25,6 @@
 #include "layers/lstm.h"
 #include "layers/shape_ops.h"
 #include "layers/softmax.h"
-#include "core/draw_key.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/pwl.h"
@@ -65,29 +64,42 @@ float R(const Format& f, double v) { return static_cast<float>(round_value(f, v)
 
 std::shared_ptr<ActivationLayer> make_activation(Activation kind) {
   switch (kind) {
-    case Activation::Gelu: return std::make_shared<GELU>();
-    case Activation::Silu: return std::make_shared<SiLU>();
-    case Activation::Tanh: return std::make_shared<Tanh>();
-    case Activation::Sigmoid: return std::make_shared<Sigmoid>();
-    default: return std::make_shared<ReLU>();
+    case Activation::Gelu:
+      return std::make_shared<GELU>();
+    case Activation::Silu:
+      return std::make_shared<SiLU>();
+    case Activation::Tanh:
+      return std::make_shared<Tanh>();
+    case Activation::Sigmoid:
+      return std::make_shared<Sigmoid>();
+    default:
+      return std::make_shared<ReLU>();
   }
 }
 
 const char* key_of(Activation kind) {
   switch (kind) {
-    case Activation::Gelu: return "functions.gelu";
-    case Activation::Silu: return "functions.silu";
-    case Activation::Tanh: return "functions.tanh";
-    default: return "functions.sigmoid";
+    case Activation::Gelu:
+      return "functions.gelu";
+    case Activation::Silu:
+      return "functions.silu";
+    case Activation::Tanh:
+      return "functions.tanh";
+    default:
+      return "functions.sigmoid";
   }
 }
 
 PwlFunction pwl_of(Activation kind) {
   switch (kind) {
-    case Activation::Gelu: return PwlFunction::Gelu;
-    case Activation::Silu: return PwlFunction::Silu;
-    case Activation::Tanh: return PwlFunction::Tanh;
-    default: return PwlFunction::Sigmoid;
+    case Activation::Gelu:
+      return PwlFunction::Gelu;
+    case Activation::Silu:
+      return PwlFunction::Silu;
+    case Activation::Tanh:
+      return PwlFunction::Tanh;
+    default:
+      return PwlFunction::Sigmoid;
   }
 }
 
@@ -95,7 +107,8 @@ constexpr Activation kPwlActivations[] = {Activation::Gelu, Activation::Silu, Ac
                                           Activation::Sigmoid};
 
 // Values in [lo, hi] at least `gap` away from every breakpoint of fa (finite differences see one piece).
-Tensor away_from_breaks(const FunctionApprox& fa, const Shape& s, uint64_t seed, float lo, float hi, float gap) {
+Tensor away_from_breaks(const FunctionApprox& fa, const Shape& s, uint64_t seed, float lo, float hi,
+                        float gap) {
   Tensor t = test::random_tensor(s, seed, lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i)
     for (int k = 0; k <= fa.pieces; ++k)
@@ -171,7 +184,8 @@ TEST_CASE("pwl activation under :sr draws at the documented sites", "[pwl]") {
     }
     const int k = piece_of(fa, xq);
     const double prod = round_value(f, double(fa.slope[k]) * xq, philox_draw(fwd.seed, fwd.stream + 1, i));
-    want[i] = static_cast<float>(round_value(f, prod + fa.intercept[k], philox_draw(fwd.seed, fwd.stream, i)));
+    want[i] =
+        static_cast<float>(round_value(f, prod + fa.intercept[k], philox_draw(fwd.seed, fwd.stream, i)));
   }
   CHECK(test::mismatch(y.to_vector(), want) == "");
   CHECK(test::mismatch(xg.grad().to_vector(), want_g) == "");
@@ -259,7 +273,8 @@ TEST_CASE("pwl backward (the slope of the piece) passes finite differences", "[p
     p.set(key_of(kind), "pwl:8");
     layer->apply_numerics(p);
     const FunctionApprox fa = make_pwl(pwl_of(kind), 8);
-    Tensor x = away_from_breaks(fa, {4, 9}, 31, fa.breaks[0] - 2, fa.breaks[8] + 2, 0.05f).set_requires_grad(true);
+    Tensor x =
+        away_from_breaks(fa, {4, 9}, 31, fa.breaks[0] - 2, fa.breaks[8] + 2, 0.05f).set_requires_grad(true);
     auto r = test::grad_check([&](const std::vector<Tensor>& in) { return layer->forward(in[0]); }, {x});
     INFO(activation_name(kind) << ": " << r.detail);
     CHECK(r.ok);
@@ -354,7 +369,8 @@ std::pair<double, std::vector<float>> train_mean(bool gru, const NumericsPolicy&
     for (int64_t s = 0; s + 32 <= 512; s += 32) {
       model->train();
       opt.zero_grad();
-      Tensor loss = loss_fn->forward(model->forward(x.narrow(0, s, 32).contiguous()), y.narrow(0, s, 32).contiguous());
+      Tensor loss =
+          loss_fn->forward(model->forward(x.narrow(0, s, 32).contiguous()), y.narrow(0, s, 32).contiguous());
       loss.backward();
       opt.step();
       model->context().step += 1;

@@ -2,7 +2,6 @@
 // tanh and sigmoid pwl:3 in its LSTMs; a YAML list of breakpoints is the same as
 // "pwl:<b0>,<b1>,..."; a bad breakpoint is reported with the recipe's key path.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <string>
 
@@ -12,8 +11,8 @@ using namespace emu;
 using namespace emu::train;
 
 TEST_CASE("crnn_fra_eng_pwl3.yaml sets tanh and sigmoid pwl:3", "[pwl]") {
-  const Recipe r =
-      load_recipe((std::filesystem::path(EMUTRAIN_SOURCE_DIR) / "recipes" / "crnn_fra_eng_pwl3.yaml").string());
+  const Recipe r = load_recipe(
+      (std::filesystem::path(EMUTRAIN_SOURCE_DIR) / "recipes" / "crnn_fra_eng_pwl3.yaml").string());
   const LayerNumerics n = numerics_policy(r.section("numerics")).resolve("encoder");
   CHECK(n.function(Function::Tanh).pwl());
   CHECK(n.function(Function::Tanh).pieces == 3);

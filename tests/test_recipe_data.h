@@ -69,9 +69,10 @@ inline void write_cora(const std::string& dir, int papers) {
 // <dir>/fra.txt with `pairs` lines "English.<TAB>French.<TAB>attribution": 2-5 of 12
 // words, each translated word for word.
 inline void write_fra_pairs(const std::string& dir, int pairs) {
-  const char* en[] = {"red", "blue", "green", "cat", "dog", "bird", "eats", "sees", "likes", "big", "small", "old"};
-  const char* fr[] = {"rouge", "bleu", "vert", "chat", "chien", "oiseau", "mange", "voit", "aime", "grand", "petit",
-                      "vieux"};
+  const char* en[] = {"red",  "blue", "green", "cat", "dog",   "bird",
+                      "eats", "sees", "likes", "big", "small", "old"};
+  const char* fr[] = {"rouge", "bleu", "vert", "chat",  "chien", "oiseau",
+                      "mange", "voit", "aime", "grand", "petit", "vieux"};
   Lcg rng(99);
   std::string text;
   for (int i = 0; i < pairs; ++i) {

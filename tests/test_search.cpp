@@ -40,8 +40,19 @@ TEST_CASE("search: a narrower exponent lets the mantissa shrink again", "[search
   FormatSearchOptions o;
   std::vector<SearchVisit> seen;
   FormatSearchResult r = search_formats(o, 80.5, metric, [&](const SearchVisit& v) { seen.push_back(v); });
-  CHECK(evaluated(r) == Visits{{8, 23}, {8, 12}, {8, 6}, {8, 3}, {8, 5}, {8, 4}, {5, 4}, {3, 4}, {4, 4},
-                               {5, 2},  {5, 1},  {3, 2}, {4, 2}});
+  CHECK(evaluated(r) == Visits{{8, 23},
+                               {8, 12},
+                               {8, 6},
+                               {8, 3},
+                               {8, 5},
+                               {8, 4},
+                               {5, 4},
+                               {3, 4},
+                               {4, 4},
+                               {5, 2},
+                               {5, 1},
+                               {3, 2},
+                               {4, 2}});
   CHECK(calls == 13);  // every format evaluated once
   REQUIRE(r.visits.size() == 16);
   CHECK(r.visits[13].cached);  // round 3: e5m1, e3m2, e4m2 again
@@ -89,10 +100,10 @@ TEST_CASE("search: threshold, diverged runs and a start that fails", "[search]")
 TEST_CASE("search --minimize energy: candidates trained in ascending energy until one passes", "[search]") {
   // Energies and accuracies by hand; baseline 90, threshold 1: pass at >= 89.
   const std::vector<EnergyCandidate> c = {
-      {"e5m10", "ieee", 5, 10, 40.0},   // 0: passes, but dearer than 2
-      {"e4m3", "ieee", 4, 3, 10.0},     // 1: cheapest, fails
-      {"e5m7", "ieee", 5, 7, 30.0},     // 2: passes: the answer
-      {"e3m2", "ieee", 3, 2, 20.0},     // 3: narrower than the failed e4m3 in both widths: skipped
+      {"e5m10", "ieee", 5, 10, 40.0},     // 0: passes, but dearer than 2
+      {"e4m3", "ieee", 4, 3, 10.0},       // 1: cheapest, fails
+      {"e5m7", "ieee", 5, 7, 30.0},       // 2: passes: the answer
+      {"e3m2", "ieee", 3, 2, 20.0},       // 3: narrower than the failed e4m3 in both widths: skipped
       {"fixed8_4", "fixed", 8, 4, 15.0},  // 4: another family: trained, diverges
   };
   const std::vector<double> acc = {89.5, 70.0, 89.0, 95.0 /* never asked */, NAN};

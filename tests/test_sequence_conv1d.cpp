@@ -7,9 +7,9 @@
 //  - with dilation 1 the bits of Conv2d on (N, C, 1, L) with a 1 x KL kernel;
 //  - results independent of the thread count and the packing blocks;
 //  - plain fp32 against a float64 reference (shapes and values, dilation / stride / padding).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -50,8 +50,8 @@ struct Case {
   int64_t Cig() const { return C_in / groups; }
   int64_t Cog() const { return C_out / groups; }
   std::string name() const {
-    return fmt::format("x ({},{},{}) C_out {} k {} s {} p {} d {} g {}{}", N, C_in, L, C_out, KL, stride, pad, dil,
-                       groups, bias ? " bias" : "");
+    return fmt::format("x ({},{},{}) C_out {} k {} s {} p {} d {} g {}{}", N, C_in, L, C_out, KL, stride, pad,
+                       dil, groups, bias ? " bias" : "");
   }
 };
 
@@ -112,8 +112,8 @@ float reduce(const MacPolicy& p, const std::vector<float>& a, const std::vector<
 
 // The operand pairs of forward output (n, co, ol) in canonical order (ci of the group, k); padding
 // positions are zero operands. x and w as read.
-void forward_terms(const Case& c, const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t co,
-                   int64_t ol, std::vector<float>* a, std::vector<float>* b) {
+void forward_terms(const Case& c, const std::vector<float>& x, const std::vector<float>& w, int64_t n,
+                   int64_t co, int64_t ol, std::vector<float>* a, std::vector<float>* b) {
   a->clear(), b->clear();
   const int64_t grp = co / c.Cog();
   for (int64_t ci = 0; ci < c.Cig(); ++ci)
@@ -130,7 +130,8 @@ std::vector<float> quantized(const Format& f, std::vector<float> v) {
 }
 
 std::vector<float> literal_forward(const Case& c, const LayerNumerics& nm, const Operands& o, DrawKey key) {
-  const std::vector<float> x = quantized(nm.activations, o.x.to_vector()), w = quantized(nm.weights, o.w.to_vector());
+  const std::vector<float> x = quantized(nm.activations, o.x.to_vector()),
+                           w = quantized(nm.weights, o.w.to_vector());
   const std::vector<float> b = c.bias ? quantized(nm.weights, o.b.to_vector()) : std::vector<float>();
   std::vector<float> y, ta, tb;
   uint64_t out = 0;
@@ -191,7 +192,8 @@ std::vector<float> literal_grad_weight(const Case& c, const LayerNumerics& nm, c
 }
 
 // gb[co]: a sum (mul exact) over (n, ol).
-std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq, DrawKey key) {
+std::vector<float> literal_grad_bias(const Case& c, const LayerNumerics& nm, const std::vector<float>& gq,
+                                     DrawKey key) {
   const MacPolicy p = sum_mac(nm);
   std::vector<float> gb;
   for (int64_t co = 0; co < c.C_out; ++co) {
@@ -239,7 +241,9 @@ TEST_CASE("conv1d gradients match finite differences in fp32", "[conv1d]") {
     Tensor w = test::random_tensor({c.C_out, c.Cig(), c.KL}, 12).set_requires_grad(true);
     Tensor b = c.bias ? test::random_tensor({c.C_out}, 13).set_requires_grad(true) : Tensor();
     const std::vector<Tensor> inputs = c.bias ? std::vector<Tensor>{x, w, b} : std::vector<Tensor>{x, w};
-    auto f = [&](const std::vector<Tensor>& in) { return conv1d(m, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), cp); };
+    auto f = [&](const std::vector<Tensor>& in) {
+      return conv1d(m, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), cp);
+    };
     const test::GradCheckResult r = test::grad_check(f, inputs);
     INFO(r.detail);
     CHECK(r.ok);
@@ -291,18 +295,28 @@ TEST_CASE("conv1d under mul e5m10 acc e5m10 equals mac_reduce in canonical order
   check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), 100);
 }
 
-TEST_CASE("conv1d with chunks, narrow grads and accumulator-only formats equals mac_reduce in canonical order",
-          "[conv1d]") {
-  check_literal(policy({{"mul", "e5m10"}, {"acc", "e5m10"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "bf16"}}), 200);
+TEST_CASE(
+    "conv1d with chunks, narrow grads and accumulator-only formats equals mac_reduce in canonical order",
+    "[conv1d]") {
+  check_literal(
+      policy({{"mul", "e5m10"}, {"acc", "e5m10"}, {"chunk", "4"}, {"grads", "bf16"}, {"out", "bf16"}}), 200);
   check_literal(policy({{"mul", "exact"}, {"acc", "bf16"}, {"chunk", "3"}, {"acc_outer", "e5m10"}}), 300);
-  check_literal(policy({{"mul", "posit16_1"}, {"acc", "fp64"}, {"out", "fp16"}, {"grads", "e4m3"},
-                        {"weights", "fp8_e4m3"}, {"activations", "bf16"}}),
+  check_literal(policy({{"mul", "posit16_1"},
+                        {"acc", "fp64"},
+                        {"out", "fp16"},
+                        {"grads", "e4m3"},
+                        {"weights", "fp8_e4m3"},
+                        {"activations", "bf16"}}),
                 400);
 }
 
 TEST_CASE("conv1d with stochastic rounding equals mac_reduce with the documented draws", "[conv1d]") {
-  const NumericsPolicy p = policy({{"mul", "e5m10:sr"}, {"acc", "e5m10:sr"}, {"chunk", "5"}, {"acc_outer", "bf16:sr"},
-                                   {"out", "bf16:sr"}, {"grads", "bf16"}});
+  const NumericsPolicy p = policy({{"mul", "e5m10:sr"},
+                                   {"acc", "e5m10:sr"},
+                                   {"chunk", "5"},
+                                   {"acc_outer", "bf16:sr"},
+                                   {"out", "bf16:sr"},
+                                   {"grads", "bf16"}});
   check_literal(p, 500, 1234);
   // The draws are really used: another step rounds differently.
   const Case c = kCases[1];
@@ -326,8 +340,8 @@ TEST_CASE("conv1d with dilation 1 equals conv2d on (N, C, 1, L) bit for bit", "[
       INFO(c.name());
       const Operands o = operands(c, 900);
       auto m1 = make_conv(c, p, o);
-      auto m2 = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(1, c.KL), Size2(1, c.stride), Size2(0, c.pad), c.groups,
-                                         c.bias);
+      auto m2 = std::make_shared<Conv2d>(c.C_in, c.C_out, Size2(1, c.KL), Size2(1, c.stride), Size2(0, c.pad),
+                                         c.groups, c.bias);
       m2->apply_numerics(p);
       m2->weight.copy_from(o.w.view({c.C_out, c.Cig(), 1, c.KL}));
       if (c.bias) m2->bias.copy_from(o.b);
@@ -351,7 +365,8 @@ TEST_CASE("conv1d results do not depend on the thread count or the packing block
   const Case c{16, 64, 1024, 8, 5, 1, 4, 2, 1, true};
   const Operands o = operands(c, 800);
   const Tensor gy = rich_tensor({c.N, c.C_out, c.OL()}, 801);
-  for (const NumericsPolicy& p : {policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), policy({{"format", "fp32"}})}) {
+  for (const NumericsPolicy& p :
+       {policy({{"mul", "e5m10"}, {"acc", "e5m10"}}), policy({{"format", "fp32"}})}) {
     auto m = make_conv(c, p, o);
     std::vector<Run> runs;
     for (int threads : {1, 2}) {
@@ -365,7 +380,8 @@ TEST_CASE("conv1d results do not depend on the thread count or the packing block
     CHECK(mismatch(runs[1].gb, runs[0].gb) == "");
     // Sampled outputs against mac_reduce in canonical order (every output would take long).
     const LayerNumerics& nm = m->numerics();
-    const std::vector<float> x = o.x.to_vector(), w = o.w.to_vector(), b = o.b.to_vector(), g = gy.to_vector();
+    const std::vector<float> x = o.x.to_vector(), w = o.w.to_vector(), b = o.b.to_vector(),
+                             g = gy.to_vector();
     std::vector<float> got, want, ta, tb;
     for (int64_t out = 0; out < c.N * c.C_out * c.OL(); out += 97) {
       const int64_t ol = out % c.OL(), co = out / c.OL() % c.C_out, n = out / c.OL() / c.C_out;
@@ -389,7 +405,8 @@ TEST_CASE("conv1d results do not depend on the thread count or the packing block
   }
 }
 
-TEST_CASE("conv1d in plain fp32 matches a float64 reference (shapes, dilation, stride, padding)", "[conv1d]") {
+TEST_CASE("conv1d in plain fp32 matches a float64 reference (shapes, dilation, stride, padding)",
+          "[conv1d]") {
   struct Shaped {
     Case c;
     int64_t want_OL;  // PyTorch's output length for these parameters
@@ -414,7 +431,8 @@ TEST_CASE("conv1d in plain fp32 matches a float64 reference (shapes, dilation, s
     const std::vector<float> b = c.bias ? o.b.to_vector() : std::vector<float>();
     // |fp32 - exact| <= K * 2^-23 * sum |terms| (sequential binary32 sum, plus the products' roundings).
     auto close = [](float got, double want, double abs_sum, int64_t K) {
-      return std::fabs(static_cast<double>(got) - want) <= static_cast<double>(K + 2) * 0x1p-23 * abs_sum + 1e-30;
+      return std::fabs(static_cast<double>(got) - want) <=
+             static_cast<double>(K + 2) * 0x1p-23 * abs_sum + 1e-30;
     };
     int bad = 0;
     for (int64_t n = 0; n < c.N; ++n)
@@ -479,7 +497,8 @@ TEST_CASE("conv1d rejects shapes that do not fit", "[conv1d]") {
   CHECK_THROWS_AS(Conv1d(4, 5, 3, 1, 1, 1, 2), std::invalid_argument);
   CHECK_THROWS_AS(Conv1d(4, 4, 3, 1, 1, 0), std::invalid_argument);
   Tensor y = Tensor::zeros({1, 6, 1, 5});
-  CHECK_THROWS_WITH(cpu_backend().conv2d_forward(MacPolicy{}, conv1d_params(1, 0, 1, 1), Tensor::zeros({1, 4, 1, 9}),
-                                                 Tensor::zeros({6, 4, 1, 3}), nullptr, y, {}),
-                    Catch::Contains("y has shape"));
+  CHECK_THROWS_WITH(
+      cpu_backend().conv2d_forward(MacPolicy{}, conv1d_params(1, 0, 1, 1), Tensor::zeros({1, 4, 1, 9}),
+                                   Tensor::zeros({6, 4, 1, 3}), nullptr, y, {}),
+      Catch::Contains("y has shape"));
 }

@@ -8,7 +8,6 @@
 //    gets +0;
 //  - results identical for 1 and 2 threads.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <string>
@@ -64,7 +63,8 @@ Tensor rich_tensor(const Shape& shape, uint64_t seed) {
 // The scatter-sum of index_sum written out: dst[a, s, b] = mac_reduce (mul exact) over the positions p with
 // index[p] == s in ascending p (the terms are the occurrences), draws at o * mac_site_count(P, chunk) + site.
 std::vector<float> literal_scatter(const MacPolicy& p, const std::vector<float>& index, int64_t skip,
-                                   const std::vector<float>& src, int64_t A, int64_t S, int64_t B, DrawKey key) {
+                                   const std::vector<float>& src, int64_t A, int64_t S, int64_t B,
+                                   DrawKey key) {
   const int64_t P = static_cast<int64_t>(index.size());
   MacPolicy sp = p;
   sp.mul_exact = true;
@@ -156,8 +156,9 @@ TEST_CASE("embedding forward reads the table in the weights format and rounds to
   const int64_t V = 9, D = 5;
   const Tensor ids = random_ids({3, 4}, V, 30);
   const Tensor table = rich_tensor({V, D}, 31);
-  for (const NumericsPolicy& p : {policy({{"weights", "fp8_e4m3"}}), policy({{"weights", "bf16"}, {"out", "fp8_e5m2"}}),
-                                  policy({{"format", "fp32"}})}) {
+  for (const NumericsPolicy& p :
+       {policy({{"weights", "fp8_e4m3"}}), policy({{"weights", "bf16"}, {"out", "fp8_e5m2"}}),
+        policy({{"format", "fp32"}})}) {
     Embedding m(V, D);
     m.apply_numerics(p);
     m.weight.copy_from(table);
@@ -172,7 +173,8 @@ TEST_CASE("embedding forward reads the table in the weights format and rounds to
   }
 }
 
-TEST_CASE("embedding grad-weight sums repeated ids in ascending position order in the acc format", "[embedding]") {
+TEST_CASE("embedding grad-weight sums repeated ids in ascending position order in the acc format",
+          "[embedding]") {
   // Three lookups of id 3 with gradients 1, 2^-11, 2^-11. In e5m10 ascending order gives
   // (1 + 2^-11) + 2^-11 = 1 (each a tie to even); the other order would give 1 + 2^-10.
   Embedding m(5, 1);
@@ -187,7 +189,8 @@ TEST_CASE("embedding grad-weight sums repeated ids in ascending position order i
   CHECK(m.weight.grad().to_vector()[3] == 1.0f + 0x1p-10f);
 }
 
-TEST_CASE("embedding grad-weight equals mac_reduce over the occurrences under emulated policies", "[embedding]") {
+TEST_CASE("embedding grad-weight equals mac_reduce over the occurrences under emulated policies",
+          "[embedding]") {
   const int64_t V = 11, D = 6;
   const Tensor ids = random_ids({4, 9}, V, 40);
   const Tensor gy = rich_tensor({4, 9, D}, 41);
@@ -212,7 +215,8 @@ TEST_CASE("embedding grad-weight equals mac_reduce over the occurrences under em
       std::vector<float> g = gy.to_vector();
       const DrawKey read_key = draw_key(m, DrawSite::ReadGrad);
       for (size_t i = 0; i < g.size(); ++i)
-        g[i] = quantize(nm.grads, g[i], is_stochastic(nm.grads) ? philox_draw(read_key.seed, read_key.stream, i) : 0);
+        g[i] = quantize(nm.grads, g[i],
+                        is_stochastic(nm.grads) ? philox_draw(read_key.seed, read_key.stream, i) : 0);
       const std::vector<float> want =
           literal_scatter(sum_mac(nm), ids.to_vector(), pad, g, 1, V, D, draw_key(m, DrawSite::GradWeight));
       CHECK(mismatch(r.gw, want) == "");
@@ -234,7 +238,8 @@ TEST_CASE("index_select gradients match finite differences in fp32 along every d
   }
 }
 
-TEST_CASE("index_select moves values and scatter-sums gradients in ascending position order", "[index_select]") {
+TEST_CASE("index_select moves values and scatter-sums gradients in ascending position order",
+          "[index_select]") {
   const Tensor x = rich_tensor({2, 7, 3}, 60);
   const Tensor index = random_ids({12}, 7, 61);
   const Tensor gy = rich_tensor({2, 12, 3}, 62);
@@ -291,9 +296,11 @@ TEST_CASE("gather_rows and last_valid_step pick one step per sequence", "[index_
     CHECK(r2.ok);
   }
   const Tensor x = Tensor::zeros({N, T, D});
-  CHECK_THROWS_WITH(last_valid_step(m, x, Tensor::from_vector({N}, {5, 0, 3})), Catch::Contains("lengths[1]"));
+  CHECK_THROWS_WITH(last_valid_step(m, x, Tensor::from_vector({N}, {5, 0, 3})),
+                    Catch::Contains("lengths[1]"));
   CHECK_THROWS_WITH(gather_rows(m, x, Tensor::from_vector({N}, {0, 5, 1})), Catch::Contains("positions[1]"));
-  CHECK_THROWS_WITH(gather_rows(m, x, Tensor::from_vector({N}, {0, 1.5f, 1})), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(gather_rows(m, x, Tensor::from_vector({N}, {0, 1.5f, 1})),
+                    Catch::Contains("not an integer"));
 }
 
 TEST_CASE("embedding and index_select reject bad ids", "[embedding]") {
@@ -303,15 +310,17 @@ TEST_CASE("embedding and index_select reject bad ids", "[embedding]") {
   CHECK_THROWS_WITH(m.forward(Tensor::from_vector({1}, {0.5f})), Catch::Contains("not an integer"));
   CHECK_THROWS_AS(Embedding(4, 2, 4), std::invalid_argument);
   Module plain;
-  CHECK_THROWS_WITH(index_select(plain, Tensor::zeros({2, 3}), 2, ids_tensor({1}, {0})), Catch::Contains("dim 2"));
+  CHECK_THROWS_WITH(index_select(plain, Tensor::zeros({2, 3}), 2, ids_tensor({1}, {0})),
+                    Catch::Contains("dim 2"));
 }
 
 TEST_CASE("embedding and index_select give the same bits on 1 and 2 threads", "[embedding]") {
   const int64_t V = 300, D = 64;
   const Tensor ids = random_ids({32, 40}, V, 80);
   const Tensor gy = rich_tensor({32, 40, D}, 81);
-  for (const NumericsPolicy& p : {policy({{"acc", "e5m10"}, {"grads", "bf16"}, {"out", "bf16"}}),
-                                  policy({{"acc", "bf16:sr"}, {"chunk", "4"}}), policy({{"format", "fp32"}})}) {
+  for (const NumericsPolicy& p :
+       {policy({{"acc", "e5m10"}, {"grads", "bf16"}, {"out", "bf16"}}),
+        policy({{"acc", "bf16:sr"}, {"chunk", "4"}}), policy({{"format", "fp32"}})}) {
     Embedding m(V, D, 0);
     m.initialize(82);
     m.apply_numerics(p);

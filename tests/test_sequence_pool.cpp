@@ -5,9 +5,8 @@
 //  - masked, the documented arithmetic written out (mac_reduce over the valid steps ascending, the exact
 //    quotient rounded once through format_div, the draws), bit for bit;
 //  - plain fp32 against a float64 reference; identical bits on 1 and 2 threads; errors.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <string>
@@ -86,8 +85,8 @@ uint32_t draw_at(const Format& f, DrawKey key, uint64_t stage, uint64_t index) {
 
 // mac_reduce with mul exact over `terms` (b = 1), left in the last accumulator's format (out = acc or
 // acc_outer), draws at o * mac_site_count(K_sites, chunk) + site of stream key.stream + stage.
-double sum_terms(const MacPolicy& p, const std::vector<float>& terms, int64_t K_sites, DrawKey key, uint64_t stage,
-                 uint64_t o) {
+double sum_terms(const MacPolicy& p, const std::vector<float>& terms, int64_t K_sites, DrawKey key,
+                 uint64_t stage, uint64_t o) {
   MacPolicy sp = p;
   sp.mul_exact = true;
   sp.out = p.chunk > 0 ? p.acc_outer : p.acc;
@@ -111,7 +110,8 @@ struct PoolRun {
   std::vector<float> y, gx;
 };
 
-PoolRun run_pool(bool max, const Module& m, const Tensor& x_values, int dim, const Tensor& mask, const Tensor& gy) {
+PoolRun run_pool(bool max, const Module& m, const Tensor& x_values, int dim, const Tensor& mask,
+                 const Tensor& gy) {
   Tensor x = x_values.clone().set_requires_grad(true);
   Tensor y = max ? temporal_max_pool(m, x, dim, mask) : temporal_avg_pool(m, x, dim, mask);
   y.backward(gy);
@@ -121,9 +121,13 @@ PoolRun run_pool(bool max, const Module& m, const Tensor& x_values, int dim, con
 const NumericsPolicy& emulated(int i) {
   static const NumericsPolicy policies[] = {
       policy({{"acc", "e5m10"}, {"out", "bf16"}, {"grads", "bf16"}}),
-      policy({{"acc", "bf16"}, {"chunk", "3"}, {"acc_outer", "e5m10"}, {"out", "e5m10"}, {"grads", "fp8_e5m2"}}),
+      policy(
+          {{"acc", "bf16"}, {"chunk", "3"}, {"acc_outer", "e5m10"}, {"out", "e5m10"}, {"grads", "fp8_e5m2"}}),
       policy({{"acc", "fp64"}, {"out", "fp16"}, {"activations", "bf16"}}),
-      policy({{"acc", "e5m10:sr"}, {"chunk", "2"}, {"acc_outer", "bf16:sr"}, {"out", "bf16:sr"},
+      policy({{"acc", "e5m10:sr"},
+              {"chunk", "2"},
+              {"acc_outer", "bf16:sr"},
+              {"out", "bf16:sr"},
               {"grads", "e5m10:sr"}}),
       policy({{"format", "fp32"}}),
   };
@@ -147,12 +151,14 @@ TEST_CASE("temporal pool gradients match finite differences in fp32", "[temporal
           return max ? temporal_max_pool(m, in[0], dim, mask) : temporal_avg_pool(m, in[0], dim, mask);
         };
         const test::GradCheckResult r = test::grad_check(f, {x});
-        INFO((max ? "max" : "avg") << " dim " << dim << (mask.defined() ? " masked" : "") << ": " << r.detail);
+        INFO((max ? "max" : "avg") << " dim " << dim << (mask.defined() ? " masked" : "") << ": "
+                                   << r.detail);
         CHECK(r.ok);
       }
 }
 
-TEST_CASE("unmasked temporal avg pool gives the bits of AdaptiveAvgPool2d(1) on (N, C, 1, L)", "[temporal_pool]") {
+TEST_CASE("unmasked temporal avg pool gives the bits of AdaptiveAvgPool2d(1) on (N, C, 1, L)",
+          "[temporal_pool]") {
   const int64_t N = 3, C = 5, L = 13;
   const Tensor x = rich_tensor({N, C, L}, 100);
   const Tensor gy = rich_tensor({N, C}, 101);
@@ -180,7 +186,8 @@ TEST_CASE("unmasked temporal avg pool gives the bits of AdaptiveAvgPool2d(1) on 
   }
 }
 
-TEST_CASE("unmasked temporal max pool gives the bits of MaxPool2d((1, L)) on (N, C, 1, L)", "[temporal_pool]") {
+TEST_CASE("unmasked temporal max pool gives the bits of MaxPool2d((1, L)) on (N, C, 1, L)",
+          "[temporal_pool]") {
   const int64_t N = 2, C = 6, L = 9;
   Tensor x = rich_tensor({N, C, L}, 110);
   x.data()[3] = x.data()[5] = 100.0f;  // a tie above every other value: the earliest step wins
@@ -208,17 +215,18 @@ TEST_CASE("unmasked temporal max pool gives the bits of MaxPool2d((1, L)) on (N,
 
 TEST_CASE("masked temporal avg pool equals the written-out arithmetic", "[temporal_pool]") {
   const int64_t N = 4, C = 3, L = 11;
-  const Tensor mask = Tensor::from_vector(
-      {N, L}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,   // every step
-               1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0,   // length 3
-               0, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1,   // scattered
-               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});  // one step
+  const Tensor mask = Tensor::from_vector({N, L}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,    // every step
+                                                   1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0,    // length 3
+                                                   0, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1,    // scattered
+                                                   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});  // one step
   const Tensor gy = rich_tensor({N, C}, 121);
   const std::vector<float> mv = mask.to_vector();
   for (int dim : {2, 1}) {
     const Shape shape = dim == 2 ? Shape{N, C, L} : Shape{N, L, C};
     const Tensor x = rich_tensor(shape, 120);
-    auto at = [&](int64_t n, int64_t c, int64_t t) { return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c; };
+    auto at = [&](int64_t n, int64_t c, int64_t t) {
+      return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c;
+    };
     for (int i = 0; i < kPolicies; ++i) {
       TemporalAvgPool pool(dim);
       pool.apply_numerics(emulated(i));
@@ -243,7 +251,8 @@ TEST_CASE("masked temporal avg pool equals the written-out arithmetic", "[tempor
           y[o] = static_cast<float>(format_div(nm.out(), S, cnt, draw_at(nm.out(), fk, 1, o)));
           const float q = static_cast<float>(format_div(nm.grads, g[o], cnt, draw_at(nm.grads, bk, 0, o)));
           for (int64_t t = 0; t < L; ++t)
-            if (mv[n * L + t] != 0.0f) gx[at(n, c, t)] = one_term(bp, q, bk, 1, static_cast<uint64_t>(at(n, c, t)));
+            if (mv[n * L + t] != 0.0f)
+              gx[at(n, c, t)] = one_term(bp, q, bk, 1, static_cast<uint64_t>(at(n, c, t)));
         }
       CHECK(mismatch(r.y, y) == "");
       CHECK(mismatch(r.gx, gx) == "");
@@ -260,7 +269,9 @@ TEST_CASE("masked temporal max pool equals the written-out arithmetic", "[tempor
   for (int dim : {2, 1}) {
     const Shape shape = dim == 2 ? Shape{N, C, L} : Shape{N, L, C};
     const Tensor x = rich_tensor(shape, 130);
-    auto at = [&](int64_t n, int64_t c, int64_t t) { return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c; };
+    auto at = [&](int64_t n, int64_t c, int64_t t) {
+      return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c;
+    };
     for (int i = 0; i < kPolicies; ++i) {
       TemporalMaxPool pool(dim);
       pool.apply_numerics(emulated(i));
@@ -297,7 +308,9 @@ TEST_CASE("temporal pools in plain fp32 match a float64 reference", "[temporal_p
     const Shape shape = dim == 2 ? Shape{N, C, L} : Shape{N, L, C};
     const Tensor x = test::random_tensor(shape, 140, -3, 5);
     const Tensor gy = test::random_tensor({N, C}, 141);
-    auto at = [&](int64_t n, int64_t c, int64_t t) { return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c; };
+    auto at = [&](int64_t n, int64_t c, int64_t t) {
+      return dim == 2 ? (n * C + c) * L + t : (n * L + t) * C + c;
+    };
     const PoolRun avg = run_pool(false, m, x, dim, mask, gy), mx = run_pool(true, m, x, dim, mask, gy);
     const std::vector<float> xv = x.to_vector(), g = gy.to_vector();
     int bad = 0;

@@ -2,7 +2,6 @@
 // sha256sum (an independent implementation) on every length of 0..200 bytes,
 // which crosses the one- and two-block padding cases (55/56/64 bytes).
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstring>
 #include <sstream>

@@ -2,9 +2,8 @@
 // hand cases and against an independent reference (a stable sort per group),
 // random scores, the masks Linear/Conv2d apply at every read from the dense
 // master copy, gradient masks and the mask statistics.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -46,8 +45,8 @@ ReadLayout row(int64_t len) { return ReadLayout{1, len, 1}; }
 
 // The reference: per group, indices sorted by (score descending, index ascending) with
 // std::stable_sort on double scores (NaN mapped to +inf + a flag), the first N kept.
-std::vector<float> reference_mask(const std::vector<double>& score, const std::vector<bool>& is_nan, int n, int m,
-                                  ReadLayout l) {
+std::vector<float> reference_mask(const std::vector<double>& score, const std::vector<bool>& is_nan, int n,
+                                  int m, ReadLayout l) {
   std::vector<float> mask(score.size(), 0.0f);
   for (int64_t r = 0; r < l.rows(); ++r) {
     for (int64_t g0 = 0; g0 < l.len; g0 += m) {
@@ -87,11 +86,11 @@ using V = std::vector<float>;
 TEST_CASE("nm_mask 2:4 hand cases: magnitude, ties to the lower index", "[sparsity]") {
   CHECK(op_mask({1, 2, 3, 4}, 2, 4, row(4)) == V{0, 0, 1, 1});
   CHECK(op_mask({-5, 1, 0.5f, -3}, 2, 4, row(4)) == V{1, 0, 0, 1});  // magnitude, not signed value
-  CHECK(op_mask({1, 1, 1, 1}, 2, 4, row(4)) == V{1, 1, 0, 0});        // all equal: the two lowest indices
-  CHECK(op_mask({-2, 2, -2, 2}, 2, 4, row(4)) == V{1, 1, 0, 0});      // |x| ties across signs
-  CHECK(op_mask({3, 1, 3, 1}, 2, 4, row(4)) == V{1, 0, 1, 0});        // a tied pair on top
+  CHECK(op_mask({1, 1, 1, 1}, 2, 4, row(4)) == V{1, 1, 0, 0});       // all equal: the two lowest indices
+  CHECK(op_mask({-2, 2, -2, 2}, 2, 4, row(4)) == V{1, 1, 0, 0});     // |x| ties across signs
+  CHECK(op_mask({3, 1, 3, 1}, 2, 4, row(4)) == V{1, 0, 1, 0});       // a tied pair on top
   CHECK(op_mask({1, 3, 1, 3}, 2, 4, row(4)) == V{0, 1, 0, 1});
-  CHECK(op_mask({5, 2, 2, 1}, 2, 4, row(4)) == V{1, 1, 0, 0});        // tie for the last place: lower index
+  CHECK(op_mask({5, 2, 2, 1}, 2, 4, row(4)) == V{1, 1, 0, 0});  // tie for the last place: lower index
   CHECK(op_mask({1, 2, 5, 2}, 2, 4, row(4)) == V{0, 1, 1, 0});
   CHECK(op_mask({0.0f, -0.0f, 0.0f, -0.0f}, 2, 4, row(4)) == V{1, 1, 0, 0});  // -0 == +0
   CHECK(op_mask({1, 2, 3, 4, 5, 6, 7, 8}, 2, 4, row(8)) == V{0, 0, 1, 1, 0, 0, 1, 1});
@@ -103,13 +102,13 @@ TEST_CASE("nm_mask: NaN scores outrank every number (documented), Inf is a numbe
   CHECK(op_mask({1, kNaN, 2, 3}, 2, 4, row(4)) == V{0, 1, 0, 1});
   CHECK(op_mask({kNaN, kNaN, kNaN, 1}, 2, 4, row(4)) == V{1, 1, 0, 0});  // NaNs tie: lower index
   const float inf = std::numeric_limits<float>::infinity();
-  CHECK(op_mask({-inf, kNaN, 1, 2}, 2, 4, row(4)) == V{1, 1, 0, 0});      // |-inf| = inf, below NaN
+  CHECK(op_mask({-inf, kNaN, 1, 2}, 2, 4, row(4)) == V{1, 1, 0, 0});  // |-inf| = inf, below NaN
   CHECK(op_mask({2, 3, kNaN, inf}, 2, 4, row(4)) == V{0, 0, 1, 1});
 }
 
 TEST_CASE("nm_mask: groups shorter than M keep min(N, size)", "[sparsity]") {
-  CHECK(op_mask({1, 2, 3, 4, 9, 8}, 2, 4, row(6)) == V{0, 0, 1, 1, 1, 1});     // last group of 2 keeps both
-  CHECK(op_mask({1, 2, 3, 4, 9}, 2, 4, row(5)) == V{0, 0, 1, 1, 1});           // ... of 1 keeps it
+  CHECK(op_mask({1, 2, 3, 4, 9, 8}, 2, 4, row(6)) == V{0, 0, 1, 1, 1, 1});  // last group of 2 keeps both
+  CHECK(op_mask({1, 2, 3, 4, 9}, 2, 4, row(5)) == V{0, 0, 1, 1, 1});        // ... of 1 keeps it
   CHECK(op_mask({1, 2, 3, 4, 5, 1, 7}, 2, 4, row(7)) == V{0, 0, 1, 1, 1, 0, 1});  // of 3 keeps 2
   CHECK(op_mask({1, 2}, 2, 4, row(2)) == V{1, 1});
   // Rows restart the groups: two rows of 3 (outer 2): each is a single short group of 3.
@@ -136,14 +135,16 @@ TEST_CASE("nm_mask equals an independent stable-sort reference on random tensors
       for (int64_t r = 0; r < l.rows(); ++r)
         for (int64_t g0 = 0; g0 < l.len; g0 += m) {
           int kept = 0, size = 0;
-          for (int64_t k = g0; k < std::min<int64_t>(g0 + m, l.len); ++k, ++size) kept += got[l.index(r, k)] != 0;
+          for (int64_t k = g0; k < std::min<int64_t>(g0 + m, l.len); ++k, ++size)
+            kept += got[l.index(r, k)] != 0;
           CHECK(kept == std::min(n, size));
         }
     }
   }
 }
 
-TEST_CASE("nm_mask random scores: Philox draws at the element index, reproducible and key-dependent", "[sparsity]") {
+TEST_CASE("nm_mask random scores: Philox draws at the element index, reproducible and key-dependent",
+          "[sparsity]") {
   const ReadLayout l{16, 64, 1};
   std::vector<float> zeros(static_cast<size_t>(l.numel()), 0.0f);
   const DrawKey k1{7, 100}, k2{7, 101}, k3{8, 100};
@@ -216,7 +217,8 @@ TEST_CASE("Linear with 2:4 equals a Linear whose weights were masked by the refe
     std::vector<float> wq = w0;
     for (float& v : wq) v = emu::quantize(f, v);
     auto plain = std::make_shared<emu::Linear>(16, 6);
-    plain->weight.copy_from(Tensor::from_vector({6, 16}, masked(wq, reference_magnitude_mask(w0, 2, 4, {6, 16, 1}))));
+    plain->weight.copy_from(
+        Tensor::from_vector({6, 16}, masked(wq, reference_magnitude_mask(w0, 2, 4, {6, 16, 1}))));
     plain->bias.copy_from(layer->bias);
     emu::NumericsPolicy dense;
     dense.set("weights", weights);
@@ -241,7 +243,8 @@ TEST_CASE("masks are recomputed at every read from the dense master, which keeps
   Tensor xg = x.clone();
   Tensor y = layer->forward(xg);
   y.backward(Tensor::full({1, 2}, 1.0f));
-  CHECK(layer->weight.grad().to_vector() == V{1, 10, 100, 1000, 1, 10, 100, 1000, 1, 10, 100, 1000, 1, 10, 100, 1000});
+  CHECK(layer->weight.grad().to_vector() ==
+        V{1, 10, 100, 1000, 1, 10, 100, 1000, 1, 10, 100, 1000, 1, 10, 100, 1000});
   // An update that changes the order: the next read follows the new magnitudes.
   layer->weight.copy_from(Tensor::from_vector({2, 8}, {5, 2, 3, 4, 4, 3, 2, 1, 9, 1, 1, 9, 1, 9, 9, 1}));
   CHECK(layer->forward(x).to_vector() == V{4039, 9999});  // row 0 keeps {5,4 | 4,3}: 5+4000+4+30
@@ -255,7 +258,8 @@ TEST_CASE("Conv2d with 2:4 masks along C*kh*kw of each output channel", "[sparsi
   conv->apply_numerics(emu::test::policy({{"sparsity", "2:4"}}));
   const std::vector<float> y = conv->forward(x).to_vector();
   auto ref = std::make_shared<emu::Conv2d>(2, 3, 2);
-  ref->weight.copy_from(Tensor::from_vector(conv->weight.shape(), masked(w0, reference_magnitude_mask(w0, 2, 4, {3, 8, 1}))));
+  ref->weight.copy_from(
+      Tensor::from_vector(conv->weight.shape(), masked(w0, reference_magnitude_mask(w0, 2, 4, {3, 8, 1}))));
   if (conv->bias.defined()) ref->bias.copy_from(conv->bias);
   CHECK(emu::test::mismatch(y, ref->forward(x).to_vector()).empty());
 }
@@ -323,7 +327,8 @@ TEST_CASE("mask statistics: kept fraction and bits changed between reads", "[spa
   REQUIRE(scope.active());
   Tensor x = Tensor::full({1, 8}, 1.0f);
   layer->forward(x);
-  layer->weight.copy_from(Tensor::from_vector({1, 8}, {4, 3, 2, 1, 4, 3, 2, 1}));  // group 0 flips: 4 bits change
+  layer->weight.copy_from(
+      Tensor::from_vector({1, 8}, {4, 3, 2, 1, 4, 3, 2, 1}));  // group 0 flips: 4 bits change
   layer->forward(x);
   layer->eval();
   layer->forward(x);  // evaluation reads are not recorded

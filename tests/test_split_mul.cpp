@@ -85,7 +85,8 @@ RefParts ref_parts(SplitMul s, float a) {
 
 // R_acc(acc + u v scale), every step exact until the one rounding.
 double ref_add_product(const Format& acc_f, double acc, double u, double v, double scale) {
-  const RefExact p = ref::exact_product(ref::exact_product(RefExact::of(u), RefExact::of(v)), RefExact::of(scale));
+  const RefExact p =
+      ref::exact_product(ref::exact_product(RefExact::of(u), RefExact::of(v)), RefExact::of(scale));
   return ref::ref_round(acc_f, ref::exact_sum(RefExact::of(acc), p, false), 0);
 }
 
@@ -100,10 +101,12 @@ long ref_int16(float x) {
 double ref_term(SplitMul s, const Format& acc_f, double acc, float a, float b) {
   if (a == 0.0f || b == 0.0f) return acc;  // zero terms are skipped (section 4.3)
   if (s == SplitMul::Int16)
-    return ref_add_product(acc_f, acc, static_cast<double>(ref_int16(a)), static_cast<double>(ref_int16(b)), 1.0);
+    return ref_add_product(acc_f, acc, static_cast<double>(ref_int16(a)), static_cast<double>(ref_int16(b)),
+                           1.0);
   const RefParts x = ref_parts(s, a), y = ref_parts(s, b);
   if (s == SplitMul::Fp32B) {
-    const double order[6][2] = {{x.hi, y.hi}, {x.hi, y.mi}, {x.mi, y.hi}, {x.hi, y.lo}, {x.mi, y.mi}, {x.lo, y.hi}};
+    const double order[6][2] = {{x.hi, y.hi}, {x.hi, y.mi}, {x.mi, y.hi},
+                                {x.hi, y.lo}, {x.mi, y.mi}, {x.lo, y.hi}};
     for (const auto& p : order) acc = ref_add_product(acc_f, acc, p[0], p[1], 1.0);
   } else {
     const double scale = s == SplitMul::Fp32F ? 1.0 / 4096.0 : 1.0;
@@ -166,14 +169,43 @@ const SplitMul kSchemes[] = {SplitMul::Fp32B, SplitMul::Fp32F, SplitMul::Fp32T, 
 // values), mid-range values with all parts nonzero, signs mixed, and int16
 // rounding/saturation points.
 std::vector<float> edge_operands() {
-  std::vector<float> v = {1.0f, 1.5f, 3.0f, 0.1f, 1.0f / 3.0f, 65504.0f, 65519.0f, 65520.0f, 65536.0f,
-                          6.103515625e-05f /* 2^-14 */, 5.9604645e-08f /* 2^-24 */, 2.9802322e-08f /* 2^-25 */,
-                          1e-30f, 3.0e38f, 3.4028235e38f, 3.3961e38f /* near bf16's max */,
-                          float_of(0x00800000u) /* min normal */, float_of(0x00000001u) /* min subnormal */,
-                          float_of(0x00012345u), float_of(0x3f800001u) /* 1 + 2^-23 */,
-                          float_of(0x3f808081u), float_of(0x3fffffffu), float_of(0x477fefffu),
-                          2.5f, 3.5f, 32766.5f, 32767.0f, 32767.5f, 32768.0f, 1e9f, 255.0f, 256.0f, 127.5f, 128.0f,
-                          INFINITY, NAN, 0.0f};
+  std::vector<float> v = {1.0f,
+                          1.5f,
+                          3.0f,
+                          0.1f,
+                          1.0f / 3.0f,
+                          65504.0f,
+                          65519.0f,
+                          65520.0f,
+                          65536.0f,
+                          6.103515625e-05f /* 2^-14 */,
+                          5.9604645e-08f /* 2^-24 */,
+                          2.9802322e-08f /* 2^-25 */,
+                          1e-30f,
+                          3.0e38f,
+                          3.4028235e38f,
+                          3.3961e38f /* near bf16's max */,
+                          float_of(0x00800000u) /* min normal */,
+                          float_of(0x00000001u) /* min subnormal */,
+                          float_of(0x00012345u),
+                          float_of(0x3f800001u) /* 1 + 2^-23 */,
+                          float_of(0x3f808081u),
+                          float_of(0x3fffffffu),
+                          float_of(0x477fefffu),
+                          2.5f,
+                          3.5f,
+                          32766.5f,
+                          32767.0f,
+                          32767.5f,
+                          32768.0f,
+                          1e9f,
+                          255.0f,
+                          256.0f,
+                          127.5f,
+                          128.0f,
+                          INFINITY,
+                          NAN,
+                          0.0f};
   const size_t n = v.size();
   for (size_t i = 0; i < n; ++i) v.push_back(-v[i]);
   return v;
@@ -186,7 +218,7 @@ TEST_CASE("split: the part conversions equal the reference's bf16/fp16/tf32 roun
   for (int i = 0; i < 300000; ++i) {
     uint32_t u = static_cast<uint32_t>(rng());
     if (i % 3 == 1) u = (u & 0x807fffffu) | (static_cast<uint32_t>(100 + rng() % 50) << 23);  // near 1..2^22
-    if (i % 3 == 2) u &= 0x80ffffffu;                                                         // subnormal range
+    if (i % 3 == 2) u &= 0x80ffffffu;  // subnormal range
     const float x = float_of(u);
     if (std::isnan(x)) continue;
     INFO(hex32(x));
@@ -197,18 +229,21 @@ TEST_CASE("split: the part conversions equal the reference's bf16/fp16/tf32 roun
   // Overflow edges: fp16 rounds 65519.99 down and 65520 (a tie, to even) up to Inf.
   CHECK(split_detail::to_fp16(65519.0f) == 65504.0f);
   CHECK(std::isinf(split_detail::to_fp16(65520.0f)));
-  CHECK(std::isinf(split_detail::to_bf16(3.4028235e38f)));  // above bf16's max (2 - 2^-7) 2^127 by more than half an ulp
-  CHECK(std::signbit(split_detail::to_fp16(-1e-30f)));      // a negative value below the grid: -0
+  CHECK(std::isinf(
+      split_detail::to_bf16(3.4028235e38f)));  // above bf16's max (2 - 2^-7) 2^127 by more than half an ulp
+  CHECK(std::signbit(split_detail::to_fp16(-1e-30f)));  // a negative value below the grid: -0
 }
 
-TEST_CASE("split: calc --batch mul and dot equal the reference on edge and random operands", "[split][calc]") {
+TEST_CASE("split: calc --batch mul and dot equal the reference on edge and random operands",
+          "[split][calc]") {
   const std::vector<float> edges = edge_operands();
   std::mt19937_64 rng(1919);
   std::vector<float> ops = edges;
   for (int i = 0; i < 600; ++i) {
     const uint32_t u = static_cast<uint32_t>(rng());
     ops.push_back(float_of(u));  // any binary32, NaN included
-    ops.push_back(float_of((u & 0x807fffffu) | (static_cast<uint32_t>(110 + rng() % 35) << 23)));  // fp16's range
+    ops.push_back(
+        float_of((u & 0x807fffffu) | (static_cast<uint32_t>(110 + rng() % 35) << 23)));  // fp16's range
   }
   for (SplitMul s : kSchemes) {
     const std::string name = split_mul_name(s);
@@ -241,7 +276,7 @@ TEST_CASE("split: dot lines (zero skips, chunks, other accumulators) equal the r
     int chunk;
     const char* outer;
   };
-  const Acc accs[] = {{"fp32", "fp32", 0, "fp32"},     {"bf16", "bf16", 0, "fp32"},
+  const Acc accs[] = {{"fp32", "fp32", 0, "fp32"},      {"bf16", "bf16", 0, "fp32"},
                       {"e8m10", "fp32", 3, "fp32:rtz"}, {"fp16", "fp16", 2, "fp32"},
                       {"fp32:rtz", "fp32", 0, "fp32"},  {"int32", "fp32", 4, "fp32"}};
   for (SplitMul s : kSchemes) {
@@ -253,9 +288,12 @@ TEST_CASE("split: dot lines (zero skips, chunks, other accumulators) equal the r
         std::vector<float> a(K), b(K);
         for (int k = 0; k < K; ++k) {
           const int pick = static_cast<int>(rng() % 8);
-          // Edge operands (huge ones) only with floating-point accumulators: a wrapping int32 is another study.
+          // Edge operands (huge ones) only with floating-point accumulators: a wrapping int32 is another
+          // study.
           const bool edge = pick == 1 && std::string(c.acc) != "int32";
-          a[k] = pick == 0 ? 0.0f : edge ? edges[rng() % edges.size()] : uni(rng) * (s == SplitMul::Int16 ? 1000 : 1);
+          a[k] = pick == 0 ? 0.0f
+                 : edge    ? edges[rng() % edges.size()]
+                           : uni(rng) * (s == SplitMul::Int16 ? 1000 : 1);
           b[k] = pick == 2 ? -0.0f : uni(rng) * (s == SplitMul::Int16 ? 1000 : 1);
         }
         input += "dot " + split_mul_name(s) + " " + c.acc + " " + c.out;
@@ -279,11 +317,11 @@ TEST_CASE("split: hand-worked answers", "[split][calc]") {
   // fp32b adds 1, 2^-23, 2^-23, 0, 2^-46, 0 -> 1 + 2^-22 (0x3f800002).
   const std::vector<std::string> got = batch(
       "mul split:fp32b 0x3f800001 0x3f800001\n"
-      "mul split:int16 2.5 3.5\n"         // 2 * 4 = 8
-      "mul split:int16 -32768 -32768\n"   // 2^30
-      "mul split:int16 40000 nan\n"       // 32767 * 0 = 0
-      "mul split:fp32f 65520 1\n"         // Hi = Inf, Lo = -Inf: NaN
-      "mul split:fp32b 0 inf\n"           // a zero operand skips the term: +0
+      "mul split:int16 2.5 3.5\n"        // 2 * 4 = 8
+      "mul split:int16 -32768 -32768\n"  // 2^30
+      "mul split:int16 40000 nan\n"      // 32767 * 0 = 0
+      "mul split:fp32f 65520 1\n"        // Hi = Inf, Lo = -Inf: NaN
+      "mul split:fp32b 0 inf\n"          // a zero operand skips the term: +0
       "dot split:fp32b fp32:sr fp32 1 1\n"
       "add split:fp32b 1 1\n"
       "mul split:fp64 1 1\n");
@@ -306,9 +344,9 @@ TEST_CASE("split: APE Table 2 precision over 10^6 random normal products", "[spl
   // in binary64, and result - exact is exact too (Sterbenz: within a factor 2).
   struct Case {
     SplitMul s;
-    int emin, emax;    // operand exponents drawn uniformly in [emin, emax]
-    double bound;      // docs/split_mul.md
-    double within;     // the least share of products within 2^-22
+    int emin, emax;  // operand exponents drawn uniformly in [emin, emax]
+    double bound;    // docs/split_mul.md
+    double within;   // the least share of products within 2^-22
   };
   // fp32f: fp16's normal binades below 2^15 (in the top binade the scaled low part
   // can overflow, docs/contract.md section 5.6).
@@ -329,7 +367,8 @@ TEST_CASE("split: APE Table 2 precision over 10^6 random normal products", "[spl
     const int n = 1000000;
     for (int i = 0; i < n; ++i) {
       auto draw = [&] {
-        const uint32_t e = static_cast<uint32_t>(c.emin + static_cast<int>(rng() % (c.emax - c.emin + 1)) + 127);
+        const uint32_t e =
+            static_cast<uint32_t>(c.emin + static_cast<int>(rng() % (c.emax - c.emin + 1)) + 127);
         uint32_t u = (static_cast<uint32_t>(rng()) & 0x807fffffu) | (e << 23);
         return float_of(u);
       };
@@ -352,7 +391,7 @@ TEST_CASE("split: APE Table 2 precision over 10^6 random normal products", "[spl
 
 TEST_CASE("split:int16 gives the exact int16 product", "[split][precision]") {
   std::mt19937_64 rng(16);
-  const int32_t edges[] = {-32768, -32767, -32766, -257, -256, -255, -129, -128, -127, -2, -1, 0,
+  const int32_t edges[] = {-32768, -32767, -32766, -257, -256, -255, -129, -128, -127, -2,  -1,    0,
                            1,      2,      126,    127,  128,  129,  254,  255,  256,  257, 32766, 32767};
   auto check = [](int32_t x, int32_t y) {
     const int64_t want = static_cast<int64_t>(x) * y;
@@ -411,7 +450,8 @@ TEST_CASE("split: every CPU GEMM path gives mac_reduce's bits", "[split][gemm]")
       p.acc = parse_format(acc);
       p.out = parse_format("fp32");
       std::vector<float> C(M * N);
-      const GemmPath path = mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(), GemmDraws{}, 2);
+      const GemmPath path =
+          mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(), GemmDraws{}, 2);
       // fp32 accumulators of the three floating-point schemes take the split route (split_gemm.h).
       const bool split_route = std::string(acc) == "fp32" && s != SplitMul::Int16;
       CHECK(path == (split_route ? GemmPath::Split : GemmPath::Generic));
@@ -452,15 +492,24 @@ SplitMul ref_auto_scheme(const std::vector<float>& a, const std::vector<float>& 
 float auto_operand(std::mt19937_64& rng) {
   std::uniform_real_distribution<float> uni(-3.0f, 3.0f);
   switch (rng() % 24) {
-    case 0: return 0.0f;
-    case 1: return -0.0f;
-    case 2: return std::nextafter(std::ldexp(1.0f, -14), 0.0f);  // just below
-    case 3: return std::ldexp(1.0f, 15);                            // just above
-    case 4: return std::ldexp(uni(rng), -40);                       // tiny parts: the split route's fallback
-    case 5: return std::ldexp(uni(rng), 70);                        // huge parts
-    case 6: return rng() % 4 ? std::ldexp(1.0f, -14) : INFINITY;
-    case 7: return rng() % 4 ? -std::nextafter(std::ldexp(1.0f, 15), 0.0f) : NAN;
-    default: return uni(rng);
+    case 0:
+      return 0.0f;
+    case 1:
+      return -0.0f;
+    case 2:
+      return std::nextafter(std::ldexp(1.0f, -14), 0.0f);  // just below
+    case 3:
+      return std::ldexp(1.0f, 15);  // just above
+    case 4:
+      return std::ldexp(uni(rng), -40);  // tiny parts: the split route's fallback
+    case 5:
+      return std::ldexp(uni(rng), 70);  // huge parts
+    case 6:
+      return rng() % 4 ? std::ldexp(1.0f, -14) : INFINITY;
+    case 7:
+      return rng() % 4 ? -std::nextafter(std::ldexp(1.0f, 15), 0.0f) : NAN;
+    default:
+      return uni(rng);
   }
 }
 
@@ -468,8 +517,10 @@ float auto_operand(std::mt19937_64& rng) {
 
 TEST_CASE("split:auto: the range test at its edges", "[split][auto]") {
   const float lo = std::ldexp(1.0f, -14), hi = std::ldexp(1.0f, 15);
-  const float cases[] = {0.0f, -0.0f, lo, std::nextafter(lo, 0.0f), hi, std::nextafter(hi, 0.0f), 1.0f, 65504.0f,
-                         float_of(1u), float_of(0x00800000u), INFINITY, NAN, 3e38f, 1e-30f};
+  const float cases[] = {
+      0.0f,  -0.0f,    lo,           std::nextafter(lo, 0.0f), hi,       std::nextafter(hi, 0.0f),
+      1.0f,  65504.0f, float_of(1u), float_of(0x00800000u),    INFINITY, NAN,
+      3e38f, 1e-30f};
   for (float c : cases)
     for (float x : {c, -c}) {
       INFO(hex32(x));
@@ -515,48 +566,51 @@ TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in
   CHECK(fp32b > 1000);
 }
 
-TEST_CASE("split: the split GEMM route gives mac_reduce's bits with any thread count", "[split][auto][gemm]") {
+TEST_CASE("split: the split GEMM route gives mac_reduce's bits with any thread count",
+          "[split][auto][gemm]") {
   std::mt19937_64 rng(23);
   // Two shapes: few columns (the route's lanes run over A's rows) and many (over B's columns).
   struct Shape {
     int64_t M, N, K;
   };
   for (const Shape& shape : {Shape{21, 19, 45}, Shape{9, 70, 33}, Shape{5, 3, 50}})
-  for (SplitMul s : {SplitMul::Fp32B, SplitMul::Fp32F, SplitMul::Fp32T, SplitMul::Auto}) {
-    const int64_t M = shape.M, N = shape.N, K = shape.K;
-    for (const char* out : {"fp32", "bf16"}) {
-      // Some rows and columns clean (in range, safe), others with out-of-range, tiny, Inf or NaN values.
-      std::vector<float> A(M * K), B(K * N), bias(N);
-      std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t k = 0; k < K; ++k) A[i * K + k] = i % 3 == 0 ? auto_operand(rng) : (rng() % 6 ? uni(rng) : 0.0f);
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < N; ++j) B[k * N + j] = j % 4 == 1 ? auto_operand(rng) : uni(rng) * 50.0f;
-      for (float& x : bias) x = uni(rng);
-      MacPolicy p;
-      set_split_mul(p, s);
-      p.acc = fmt("fp32");
-      p.out = fmt(out);
-      std::vector<float> want(M * N), a(K), b(K);
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-          for (int64_t k = 0; k < K; ++k) a[k] = A[i * K + k], b[k] = B[k * N + j];
-          want[i * N + j] = static_cast<float>(
-              mac_reduce(p, a.data(), b.data(), K, &bias[j], [](uint64_t) { return uint32_t{0}; }));
+    for (SplitMul s : {SplitMul::Fp32B, SplitMul::Fp32F, SplitMul::Fp32T, SplitMul::Auto}) {
+      const int64_t M = shape.M, N = shape.N, K = shape.K;
+      for (const char* out : {"fp32", "bf16"}) {
+        // Some rows and columns clean (in range, safe), others with out-of-range, tiny, Inf or NaN values.
+        std::vector<float> A(M * K), B(K * N), bias(N);
+        std::uniform_real_distribution<float> uni(-2.0f, 2.0f);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k)
+            A[i * K + k] = i % 3 == 0 ? auto_operand(rng) : (rng() % 6 ? uni(rng) : 0.0f);
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < N; ++j) B[k * N + j] = j % 4 == 1 ? auto_operand(rng) : uni(rng) * 50.0f;
+        for (float& x : bias) x = uni(rng);
+        MacPolicy p;
+        set_split_mul(p, s);
+        p.acc = fmt("fp32");
+        p.out = fmt(out);
+        std::vector<float> want(M * N), a(K), b(K);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            for (int64_t k = 0; k < K; ++k) a[k] = A[i * K + k], b[k] = B[k * N + j];
+            want[i * N + j] = static_cast<float>(
+                mac_reduce(p, a.data(), b.data(), K, &bias[j], [](uint64_t) { return uint32_t{0}; }));
+          }
+        for (int threads : {1, 2, 3}) {
+          std::vector<float> C(M * N);
+          const GemmPath path = mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(),
+                                             GemmDraws{}, threads);
+          CHECK(path == GemmPath::Split);
+          INFO(split_mul_name(s) << " out " << out << " threads " << threads << " N " << N);
+          REQUIRE(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)) == 0);
         }
-      for (int threads : {1, 2, 3}) {
-        std::vector<float> C(M * N);
-        const GemmPath path =
-            mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, bias.data(), GemmDraws{}, threads);
-        CHECK(path == GemmPath::Split);
-        INFO(split_mul_name(s) << " out " << out << " threads " << threads << " N " << N);
-        REQUIRE(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)) == 0);
       }
     }
-  }
 }
 
-TEST_CASE("split: a layer's range counts are the outputs whose row and column are in range", "[split][auto]") {
+TEST_CASE("split: a layer's range counts are the outputs whose row and column are in range",
+          "[split][auto]") {
   std::mt19937_64 rng(29);
   const int64_t M = 13, N = 11, K = 17;
   std::vector<float> A(M * K), B(K * N), C(M * N);
@@ -584,7 +638,7 @@ TEST_CASE("split: a layer's range counts are the outputs whose row and column ar
     np.set("mul", scheme);
     const LayerNumerics n = np.resolve("test_auto.fc");
     REQUIRE(n.mac.stats_slot >= 0);
-    split_stats_take();  // start from nothing
+    split_stats_take();                // start from nothing
     for (int rep = 0; rep < 2; ++rep)  // the generic and the split route count alike
       mac_gemm_run(n.mac, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, GemmDraws{}, 2, rep == 1);
     const auto taken = split_stats_take();
@@ -612,8 +666,8 @@ TEST_CASE("split:auto: calc --batch dot lines follow the block rule", "[split][a
   const double b = ref_split_dot(SplitMul::Fp32B, fmt("fp32"), fmt("fp32"), 0, fmt("fp32"), a2, b2);
   REQUIRE(f != b);
   const std::vector<std::string> got =
-      batch("dot split:auto fp32 fp32 " + num(a1[0]) + " " + num(b1[0]) + "\ndot split:auto fp32 fp32 " + num(a2[0]) +
-            " " + num(b2[0]) + " " + num(a2[1]) + " " + num(b2[1]) + "\n");
+      batch("dot split:auto fp32 fp32 " + num(a1[0]) + " " + num(b1[0]) + "\ndot split:auto fp32 fp32 " +
+            num(a2[0]) + " " + num(b2[0]) + " " + num(a2[1]) + " " + num(b2[1]) + "\n");
   REQUIRE(got.size() == 2);
   CHECK(answer_is(got[0], f));
   CHECK(answer_is(got[1], b));

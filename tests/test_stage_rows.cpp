@@ -5,7 +5,6 @@
 // down every fallback: zeros of both signs, Inf, NaN, subnormals, overflowing
 // products and sums whose operands are too far apart to be exact in binary64.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -16,8 +15,8 @@
 
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/stage_rows.h"
-#include "numerics/mac.h"
 #include "numerics/format_spec.h"
+#include "numerics/mac.h"
 
 using namespace emu;
 
@@ -34,15 +33,25 @@ std::vector<float> hostile(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   std::uniform_int_distribution<int> pick(0, 19), binade(-140, 120);
-  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                            std::numeric_limits<float>::denorm_min(), -1e-40f, 3.0e38f, -3.0e38f, 1.0f};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            -1e-40f,
+                            3.0e38f,
+                            -3.0e38f,
+                            1.0f};
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) {
     const int k = pick(rng);
-    if (k < 3) v[i] = specials[std::uniform_int_distribution<int>(0, 9)(rng)];
-    else if (k < 8) v[i] = std::ldexp(normal(rng), binade(rng));
-    else v[i] = normal(rng);
+    if (k < 3)
+      v[i] = specials[std::uniform_int_distribution<int>(0, 9)(rng)];
+    else if (k < 8)
+      v[i] = std::ldexp(normal(rng), binade(rng));
+    else
+      v[i] = normal(rng);
   }
   return v;
 }
@@ -50,9 +59,9 @@ std::vector<float> hostile(size_t n, uint32_t seed) {
 }  // namespace
 
 TEST_CASE("StageRows: rows of add, sub and mul equal the StageRound element by element", "[stage_rows]") {
-  const char* formats[] = {"e6m6",        "bf16",       "fp16",          "fp16:nosub",   "e5m2:rtz",
-                           "e4m3:rna",    "e6m6:rup",   "e6m6:rdn",       "fp8_e4m3:sat", "e8m10",
-                           "e10m20",      "fp32",       "e6m6:sr"};
+  const char* formats[] = {"e6m6",     "bf16",     "fp16",     "fp16:nosub",   "e5m2:rtz",
+                           "e4m3:rna", "e6m6:rup", "e6m6:rdn", "fp8_e4m3:sat", "e8m10",
+                           "e10m20",   "fp32",     "e6m6:sr"};
   const int64_t n = 1003;  // 125 groups of 8 and a tail of 3
   const std::vector<float> a = hostile(n, 1), b = hostile(n, 2);
   const float scalars[] = {0.75f, -0.0f, 1e-30f, 6.5e4f, std::numeric_limits<float>::infinity()};
@@ -74,13 +83,16 @@ TEST_CASE("StageRows: rows of add, sub and mul equal the StageRound element by e
           for (int64_t j = 0; j < n; ++j) {
             const float bj = with_row ? b[j] : bs;
             const uint64_t i = i0 + static_cast<uint64_t>(j);
-            const float want = op == 0 ? sr.add(a[j], bj, i) : op == 1 ? sr.sub(a[j], bj, i) : sr.mul(a[j], bj, i);
+            const float want = op == 0   ? sr.add(a[j], bj, i)
+                               : op == 1 ? sr.sub(a[j], bj, i)
+                                         : sr.mul(a[j], bj, i);
             if (bits_of(got[j]) != bits_of(want)) {
               ++bad;
               if (first < 0) first = j;
             }
           }
-          INFO(spec << " op " << op << (with_row ? " row b" : " scalar b ") << bs << ": first mismatch at " << first);
+          INFO(spec << " op " << op << (with_row ? " row b" : " scalar b ") << bs << ": first mismatch at "
+                    << first);
           CHECK(bad == 0);
         }
     // In place (out == a), as the batch-norm loops use it.
@@ -95,34 +107,35 @@ TEST_CASE("Reducer: the rounded-product fast mode equals mac_reduce", "[stage_ro
   // Policies whose products are rounded into a format of binary32 values and summed in plain fp32
   // (Reducer's RoundedMul mode), next to ones that stay on the other modes (fp32: Mul; e10m20: Ieee),
   // checked the same way, NaN bits included.
-  const char* muls[] = {"e6m6", "bf16", "fp16", "fp16:rtz", "e5m2:rup", "fp8_e4m3:sat", "e4m3:rna",
-                        "e6m6:nosub", "e8m10", "e10m20", "fp32"};
+  const char* muls[] = {"e6m6",     "bf16",       "fp16",  "fp16:rtz", "e5m2:rup", "fp8_e4m3:sat",
+                        "e4m3:rna", "e6m6:nosub", "e8m10", "e10m20",   "fp32"};
   std::vector<float> a = hostile(777, 3), b = hostile(777, 4);
   for (int finite = 0; finite < 2; ++finite)
-  for (const char* mul : muls) {
-    if (finite)  // the second pass without Inf and NaN, so that the long sums are finite too
-      for (std::vector<float>* v : {&a, &b})
-        for (float& x : *v)
-          if (!std::isfinite(x) || std::fabs(x) > 1e30f) x = 0.5f;
-    MacPolicy p;
-    p.mul_exact = false;
-    p.mul = parse_format(mul);
-    p.acc = parse_format("fp32");
-    p.out = parse_format("fp32");
-    const cpu_reduce::Reducer products(p, false, 777);
-    MacPolicy ref = unfused(p);
-    ref.out = p.acc;  // the Reducer leaves the sum in the accumulator's format
-    for (int64_t K : {0, 1, 7, 8, 9, 256, 257, 777}) {
-      // Shifted windows, so NaN and Inf operands land in some sums and not in others.
-      for (int64_t off = 0; off + K <= 777; off += 97) {
-        const double got = products.run(a.data() + off, b.data() + off, K, DrawKey{1, 2}, 0, 1);
-        const double want = mac_reduce(ref, a.data() + off, b.data() + off, K, nullptr, [](uint64_t) { return 0u; });
-        uint64_t gb, wb;
-        std::memcpy(&gb, &got, sizeof gb);
-        std::memcpy(&wb, &want, sizeof wb);
-        INFO(mul << " K " << K << " offset " << off << ": " << got << " vs " << want);
-        CHECK(gb == wb);
+    for (const char* mul : muls) {
+      if (finite)  // the second pass without Inf and NaN, so that the long sums are finite too
+        for (std::vector<float>* v : {&a, &b})
+          for (float& x : *v)
+            if (!std::isfinite(x) || std::fabs(x) > 1e30f) x = 0.5f;
+      MacPolicy p;
+      p.mul_exact = false;
+      p.mul = parse_format(mul);
+      p.acc = parse_format("fp32");
+      p.out = parse_format("fp32");
+      const cpu_reduce::Reducer products(p, false, 777);
+      MacPolicy ref = unfused(p);
+      ref.out = p.acc;  // the Reducer leaves the sum in the accumulator's format
+      for (int64_t K : {0, 1, 7, 8, 9, 256, 257, 777}) {
+        // Shifted windows, so NaN and Inf operands land in some sums and not in others.
+        for (int64_t off = 0; off + K <= 777; off += 97) {
+          const double got = products.run(a.data() + off, b.data() + off, K, DrawKey{1, 2}, 0, 1);
+          const double want =
+              mac_reduce(ref, a.data() + off, b.data() + off, K, nullptr, [](uint64_t) { return 0u; });
+          uint64_t gb, wb;
+          std::memcpy(&gb, &got, sizeof gb);
+          std::memcpy(&wb, &want, sizeof wb);
+          INFO(mul << " K " << K << " offset " << off << ": " << got << " vs " << want);
+          CHECK(gb == wb);
+        }
       }
     }
-  }
 }

@@ -133,9 +133,9 @@ TEST_CASE("SR decisions at and around the threshold draw match the reference", "
 
 // Quotients and roots keep enough bits for wide accumulators under :sr (p + 32
 // bits below the cut): an earlier version kept 74 / 63 bits and got these wrong.
-//   format_sqrt(fp64:sr, 2.0, 0x6f74d04f): sqrt 2 = 0x1.6a09e667f3bcc|908b2fb1..., 0x908b2fb1 + 0x6f74d04f = 2^32
-//   format_div(fp64:sr, 1.0, 3.0, 0xaaaaaaab): 1/3 = 0x1.5555555555555|55555555...p-2, 0x55555555 + 0xaaaaaaab = 2^32
-//   format_sqrt(e11m40:sr, 2.0, 0x4336f74e) = 0x1.6a09e667f4p+0
+//   format_sqrt(fp64:sr, 2.0, 0x6f74d04f): sqrt 2 = 0x1.6a09e667f3bcc|908b2fb1..., 0x908b2fb1 + 0x6f74d04f =
+//   2^32 format_div(fp64:sr, 1.0, 3.0, 0xaaaaaaab): 1/3 = 0x1.5555555555555|55555555...p-2, 0x55555555 +
+//   0xaaaaaaab = 2^32 format_sqrt(e11m40:sr, 2.0, 0x4336f74e) = 0x1.6a09e667f4p+0
 TEST_CASE("SR of quotients and roots in formats with more than 31 significand bits", "[reference]") {
   const Format fp64 = parse_format("fp64:sr"), e11m40 = parse_format("e11m40:sr");
   CHECK(emu::ref::same_value(emu::format_sqrt(fp64, 2.0, 0x6f74d04fu), 0x1.6a09e667f3bcdp+0));

@@ -60,19 +60,20 @@ TEST_CASE("the GCN format sweep expands to 168 points with the exact settings", 
   CHECK(p[1].sets == Strings{"numerics.default.acc=e3m1:nosub", "numerics.default.format=e3m1:nosub",
                              "checkpoint.every_epochs=0"});
   CHECK(p[2].id == "exp=3_man=1_mode=acc_fp32_subnormals=on");
-  CHECK(p[2].sets == Strings{"numerics.default.acc=fp32", "numerics.default.format=e3m1", "checkpoint.every_epochs=0"});
+  CHECK(p[2].sets ==
+        Strings{"numerics.default.acc=fp32", "numerics.default.format=e3m1", "checkpoint.every_epochs=0"});
   CHECK(p[4].values == Strings{"3", "2", "acc_format", "on"});
   CHECK(p[28].values == Strings{"4", "1", "acc_format", "on"});
   CHECK(p.back().id == "exp=8_man=7_mode=acc_fp32_subnormals=off");
-  CHECK(p.back().sets ==
-        Strings{"numerics.default.acc=fp32", "numerics.default.format=e8m7:nosub", "checkpoint.every_epochs=0"});
+  CHECK(p.back().sets == Strings{"numerics.default.acc=fp32", "numerics.default.format=e8m7:nosub",
+                                 "checkpoint.every_epochs=0"});
 
   std::vector<SweepRun> runs = sweep_runs(s, p);
   REQUIRE(runs.size() == 168);
   CHECK(runs[1].id == "exp=3_man=1_mode=acc_format_subnormals=off_seed=0");
   CHECK(runs[1].label == "e3m1:nosub acc_format seed 0");
-  CHECK(runs[1].sets == Strings{"threads=1", "numerics.default.acc=e3m1:nosub", "numerics.default.format=e3m1:nosub",
-                                "checkpoint.every_epochs=0", "seed=0"});
+  CHECK(runs[1].sets == Strings{"threads=1", "numerics.default.acc=e3m1:nosub",
+                                "numerics.default.format=e3m1:nosub", "checkpoint.every_epochs=0", "seed=0"});
   // Every point is a valid recipe: all 84 formats (and their :nosub) parse.
   for (const SweepRun& r : runs) {
     INFO(r.id);
@@ -148,7 +149,8 @@ TEST_CASE("templates: names, escapes and YAML braces", "[sweep]") {
 
 TEST_CASE("sweep file errors name the key", "[sweep]") {
   CHECK_THAT(error_of("recipe: r.yaml\naxis: []\n"),
-             Catch::Contains("sweep s.yaml: axis: unknown key (allowed: name, recipe, axes, vars, set, label, repeats"));
+             Catch::Contains(
+                 "sweep s.yaml: axis: unknown key (allowed: name, recipe, axes, vars, set, label, repeats"));
   CHECK_THAT(error_of("axes: []\n"), Catch::Contains("sweep s.yaml: recipe: required"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - exp: 1..2\n  - {name: m, valuez: [1]}\n"),
              Catch::Contains("s.yaml: axes[1].valuez: unknown key (allowed: name, key, values)"));
@@ -159,9 +161,10 @@ TEST_CASE("sweep file errors name the key", "[sweep]") {
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - exp: 3..x\n"),
              Catch::Contains("axes[0].exp: '3..x' is neither a list nor a range such as 3..8"));
   // Bounds past int64 (fuzz_sweep: std::stoll threw out_of_range) and a span past int64.
-  CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - man: 0..7333333333333333333333333\n"),
-             Catch::Contains("axes[0].man: '0..7333333333333333333333333' is neither a list nor a range such as "
-                             "3..8 (int64 bounds, at most 100001 values)"));
+  CHECK_THAT(
+      error_of("recipe: r.yaml\naxes:\n  - man: 0..7333333333333333333333333\n"),
+      Catch::Contains("axes[0].man: '0..7333333333333333333333333' is neither a list nor a range such as "
+                      "3..8 (int64 bounds, at most 100001 values)"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - man: -9223372036854775808..9223372036854775807\n"),
              Catch::Contains("is neither a list nor a range"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes:\n  - {name: m}\n"), Catch::Contains("axes[0].values: required"));
@@ -179,13 +182,15 @@ TEST_CASE("sweep file errors name the key", "[sweep]") {
   CHECK_THAT(error_of("recipe: r.yaml\nrepeats: 2\nseeds: [1]\n"),
              Catch::Contains("repeats: give `repeats` or `seeds`, not both"));
   CHECK_THAT(error_of("recipe: r.yaml\nseeds: [1, 1]\n"), Catch::Contains("seeds[1]: seed 1 given twice"));
-  CHECK_THAT(error_of("recipe: r.yaml\naxes: [{exp: 3..4}]\nset: {numerics.default.format: \"e{exq}m2\"}\n"),
-             Catch::Contains("set.numerics.default.format: unknown variable 'exq' in 'e{exq}m2' (known: exp)"));
+  CHECK_THAT(
+      error_of("recipe: r.yaml\naxes: [{exp: 3..4}]\nset: {numerics.default.format: \"e{exq}m2\"}\n"),
+      Catch::Contains("set.numerics.default.format: unknown variable 'exq' in 'e{exq}m2' (known: exp)"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes: [{exp: 3..4}]\nvars: {exp: 1}\n"),
              Catch::Contains("vars.exp: the name of an axis"));
   CHECK_THAT(error_of("recipe: r.yaml\naxes: [{v: [a:b, a/b]}]\n"),
              Catch::Contains("points v=a:b and v=a/b get the same folder name 'v=a_b'"));
-  CHECK_THAT(error_of("recipe: r.yaml\naxes: [exp: [1, 2]\n"), Catch::Contains("s.yaml: YAML syntax error at line"));
+  CHECK_THAT(error_of("recipe: r.yaml\naxes: [exp: [1, 2]\n"),
+             Catch::Contains("s.yaml: YAML syntax error at line"));
 }
 
 TEST_CASE("results.csv and aggregate.csv from run folders", "[sweep]") {
@@ -194,12 +199,14 @@ TEST_CASE("results.csv and aggregate.csv from run folders", "[sweep]") {
   std::vector<SweepPoint> p = expand_sweep(s);
   std::vector<SweepRun> runs = sweep_runs(s, p);
   const fs::path rd = dir.path / "runs";
-  write(rd / runs[0].id / "summary.json",
-        R"({"name":"x","epochs":2,"steps":26,"seconds":1.5,"final":{"test":{"loss":0.5,"acc":0.8125,"count":64},)"
-        R"("train":{"loss":0.25,"acc":0.9,"count":200}},"best":{"test":{"acc":0.84375,"epoch":1}},"checkpoint":"c"})");
-  write(rd / runs[1].id / "summary.json",
-        R"({"name":"x","epochs":2,"steps":26,"seconds":2.5,"final":{"test":{"loss":0.5,"acc":0.875,"count":64},)"
-        R"("train":{"loss":null,"acc":0.9,"count":200}},"best":{"test":{"acc":0.875,"epoch":2}},"checkpoint":"c"})");
+  write(
+      rd / runs[0].id / "summary.json",
+      R"({"name":"x","epochs":2,"steps":26,"seconds":1.5,"final":{"test":{"loss":0.5,"acc":0.8125,"count":64},)"
+      R"("train":{"loss":0.25,"acc":0.9,"count":200}},"best":{"test":{"acc":0.84375,"epoch":1}},"checkpoint":"c"})");
+  write(
+      rd / runs[1].id / "summary.json",
+      R"({"name":"x","epochs":2,"steps":26,"seconds":2.5,"final":{"test":{"loss":0.5,"acc":0.875,"count":64},)"
+      R"("train":{"loss":null,"acc":0.9,"count":200}},"best":{"test":{"acc":0.875,"epoch":2}},"checkpoint":"c"})");
   RunRecord div;
   div.status = "diverged";
   div.reason = "loss became NaN at step 2 (epoch 1, batch 2): parameter, \"fc0\"";
@@ -225,19 +232,27 @@ TEST_CASE("results.csv and aggregate.csv from run folders", "[sweep]") {
   const std::string csv = results_csv(s, p, runs, rec, rd.string());
   const std::string r = rd.string();
   CHECK(csv ==
-        "point,lr,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_val_acc,best_test_acc,"
+        "point,lr,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_val_acc,best_test_"
+        "acc,"
         "wall_s,steps,run_dir\n"
-        "lr=0.1,0.1,0,ok,no,0.25,,81.25,,84.38,1.50,26," + r + "/lr=0.1_seed=0\n"
-        "lr=0.1,0.1,1,ok,no,,,87.50,,87.50,2.50,26," + r + "/lr=0.1_seed=1\n"
-        "lr=1e38,1e38,0,diverged,yes,,,,,,0.75,," + r + "/lr=1e38_seed=0\n");
+        "lr=0.1,0.1,0,ok,no,0.25,,81.25,,84.38,1.50,26," +
+            r +
+            "/lr=0.1_seed=0\n"
+            "lr=0.1,0.1,1,ok,no,,,87.50,,87.50,2.50,26," +
+            r +
+            "/lr=0.1_seed=1\n"
+            "lr=1e38,1e38,0,diverged,yes,,,,,,0.75,," +
+            r + "/lr=1e38_seed=0\n");
   const std::string agg = aggregate_csv(s, p, runs, rec);
   const std::string head =
       "lr,runs,mean_final_val_acc,std_final_val_acc,min_final_val_acc,max_final_val_acc,mean_final_test_acc,"
       "std_final_test_acc,min_final_test_acc,max_final_test_acc,mean_best_val_acc,std_best_val_acc,"
-      "min_best_val_acc,max_best_val_acc,mean_best_test_acc,std_best_test_acc,min_best_test_acc,max_best_test_acc,"
+      "min_best_val_acc,max_best_val_acc,mean_best_test_acc,std_best_test_acc,min_best_test_acc,max_best_"
+      "test_acc,"
       "mean_wall_s,std_wall_s,min_wall_s,max_wall_s,diverged_runs,failed_runs\n";
   // std of {81.25, 87.5} (n - 1): 4.419417...; of {1.5, 2.5}: 0.707107
-  CHECK(agg == head +
-                   "0.1,2,,,,,84.375,4.419,81.25,87.50,,,,,85.938,2.210,84.38,87.50,2.000,0.707,1.50,2.50,0,0\n"
-                   "1e38,1,,,,,,,,,,,,,,,,,0.750,,0.75,0.75,1,0\n");
+  CHECK(agg ==
+        head +
+            "0.1,2,,,,,84.375,4.419,81.25,87.50,,,,,85.938,2.210,84.38,87.50,2.000,0.707,1.50,2.50,0,0\n"
+            "1e38,1,,,,,,,,,,,,,,,,,0.750,,0.75,0.75,1,0\n");
 }

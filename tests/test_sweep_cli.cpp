@@ -16,9 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_run.h"
 #include "test_trainer_data.h"
 #include "train/json.h"
-#include "cli_run.h"
 
 using namespace emu;
 namespace fs = std::filesystem;
@@ -114,7 +114,8 @@ TEST_CASE("emutrain sweep: 4 points to results.csv, equal to each run's summary"
   REQUIRE(dry.code == 0);
   CHECK_THAT(dry.out, Catch::Contains("optimizer.lr=0.1_width=_8__seed=0: emutrain train " + dir.str() +
                                       "/r.yaml --set threads=1 --set optimizer.lr=0.1 --set model.hidden=[8] "
-                                      "--set seed=0 --out " + out + "/runs/optimizer.lr=0.1_width=_8__seed=0"));
+                                      "--set seed=0 --out " +
+                                      out + "/runs/optimizer.lr=0.1_width=_8__seed=0"));
   CHECK_THAT(dry.out, Catch::Contains("4 points x 1 seeds = 4 runs"));
   CHECK_FALSE(fs::exists(out));
 
@@ -127,8 +128,10 @@ TEST_CASE("emutrain sweep: 4 points to results.csv, equal to each run's summary"
   std::vector<std::string> rows = lines_of(out + "/results.csv");
   REQUIRE(rows.size() == 5);
   CHECK(rows[0] ==
-        "point,optimizer.lr,width,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_val_acc,"
-        "best_test_acc,wall_s,steps,run_dir,step_macs,energy_step_pj,energy_mac_pj,energy_mem_pj,energy_infer_pj,"
+        "point,optimizer.lr,width,seed,status,diverged,final_train_loss,final_val_acc,final_test_acc,best_"
+        "val_acc,"
+        "best_test_acc,wall_s,steps,run_dir,step_macs,energy_step_pj,energy_mac_pj,energy_mem_pj,energy_"
+        "infer_pj,"
         "area_um2,mac_area_um2");
   const std::vector<std::pair<std::string, std::string>> expect = {
       {"0.05", "[8]"}, {"0.05", "[16]"}, {"0.1", "[8]"}, {"0.1", "[16]"}};
@@ -171,7 +174,8 @@ TEST_CASE("emutrain sweep: 4 points to results.csv, equal to each run's summary"
   for (const auto& [id, n] : count_lines(out + "/sweep_log.txt", "start ")) CHECK(n == 1);
 }
 
-TEST_CASE("emutrain sweep killed with SIGKILL trains only the missing runs when started again", "[sweep][cli]") {
+TEST_CASE("emutrain sweep killed with SIGKILL trains only the missing runs when started again",
+          "[sweep][cli]") {
   test::TempDir dir;
   test::write_mnist_idx(dir.str() + "/mnist", 264);
   write(dir.str() + "/r.yaml", tiny_recipe(dir.str() + "/mnist"));
@@ -244,8 +248,9 @@ TEST_CASE("emutrain sweep records a diverged run and reports errors in one line"
   write(dir.str() + "/bad.yaml", "recipe: r.yaml\naxes:\n  - {name: lr, valus: [1]}\n");
   Result bad = run_cli({"sweep", dir.str() + "/bad.yaml", "--out", dir.str() + "/bad"}, dir.str());
   CHECK(bad.code == 2);
-  CHECK(bad.err == "emutrain: sweep " + dir.str() + "/bad.yaml: axes[0].valus: unknown key (allowed: name, key, "
-                                                     "values)\n");
+  CHECK(bad.err == "emutrain: sweep " + dir.str() +
+                       "/bad.yaml: axes[0].valus: unknown key (allowed: name, key, "
+                       "values)\n");
   write(dir.str() + "/bad2.yaml", "recipe: r.yaml\naxes:\n  - optimizer.momentun: [0.5]\n");
   Result bad2 = run_cli({"sweep", dir.str() + "/bad2.yaml", "--out", dir.str() + "/bad2"}, dir.str());
   CHECK(bad2.code == 2);
@@ -258,12 +263,14 @@ TEST_CASE("emutrain search visits formats, reuses trained ones and names the sma
   test::TempDir dir;
   test::write_mnist_idx(dir.str() + "/mnist", 264);
   write(dir.str() + "/r.yaml", tiny_recipe(dir.str() + "/mnist"));
-  const std::vector<std::string> args = {"search",   dir.str() + "/r.yaml", "--start", "e5m4", "--min-exp", "4",
-                                         "--min-man", "3", "--threshold", "100", "--out", dir.str() + "/s"};
+  const std::vector<std::string> args = {
+      "search", dir.str() + "/r.yaml", "--start", "e5m4",  "--min-exp",     "4", "--min-man",
+      "3",      "--threshold",         "100",     "--out", dir.str() + "/s"};
   Result r = run_cli(args, dir.str());
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  // A threshold of 100 points passes everything: mantissa [3, 4]: m3; exponent [4, 5]: e4; round 2: m3 (cached)...
+  // A threshold of 100 points passes everything: mantissa [3, 4]: m3; exponent [4, 5]: e4; round 2: m3
+  // (cached)...
   CHECK_THAT(r.out, Catch::Contains("baseline"));
   CHECK_THAT(r.out, Catch::Contains("e5m4"));
   CHECK_THAT(r.out, Catch::Contains("search ended at e4m3 (8 bits)"));

@@ -143,7 +143,8 @@ TEST_CASE("nested loops and loops from several threads finish with every index o
     for (int64_t a = a0; a < a1; ++a)
       parallel_for(5, 3, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b)
-          parallel_tasks(6, 2, [&](int64_t c) { hits[static_cast<size_t>((a * 5 + b) * 6 + c)].fetch_add(1); });
+          parallel_tasks(6, 2,
+                         [&](int64_t c) { hits[static_cast<size_t>((a * 5 + b) * 6 + c)].fetch_add(1); });
       });
   });
   for (auto& h : hits) CHECK(h.load() == 1);
@@ -154,7 +155,8 @@ TEST_CASE("nested loops and loops from several threads finish with every index o
   for (int w = 0; w < 4; ++w)
     callers.emplace_back([&sums, w] {
       for (int round = 0; round < 20; ++round)
-        parallel_for(3000, 3, 1, [&](int64_t lo, int64_t hi) { sums[w].fetch_add(static_cast<int>(hi - lo)); });
+        parallel_for(3000, 3, 1,
+                     [&](int64_t lo, int64_t hi) { sums[w].fetch_add(static_cast<int>(hi - lo)); });
     });
   for (std::thread& t : callers) t.join();
   for (auto& s : sums) CHECK(s.load() == 20 * 3000);
@@ -201,7 +203,8 @@ TEST_CASE("CPU ops give the same bytes with 1, 2 and 3 threads", "[threads]") {
   SECTION("gemm: a fast path and the generic path (stochastic accumulation)") {
     const Tensor a = test::rich_tensor({96, 200}, 1), b = test::rich_tensor({200, 80}, 2);
     const Tensor bias = test::rich_tensor({80}, 3);
-    for (const MacPolicy& p : {mac_policy("e5m10", "e5m10", "e5m10"), mac_policy("bf16", "e5m10:sr", "bf16")}) {
+    for (const MacPolicy& p :
+         {mac_policy("e5m10", "e5m10", "e5m10"), mac_policy("bf16", "e5m10:sr", "bf16")}) {
       check_thread_independent("gemm", [&] {
         Tensor c = Tensor::zeros({96, 80});
         cpu.gemm(p, a, b, &bias, c, key);
@@ -219,7 +222,8 @@ TEST_CASE("CPU ops give the same bytes with 1, 2 and 3 threads", "[threads]") {
       const Tensor gy = test::rich_tensor({4, 8, 20, 20}, 6);
       const MacPolicy p = mac_policy("e5m10", "e5m10", "e5m10");
       check_thread_independent("conv2d", [&] {
-        Tensor y = Tensor::zeros({4, 8, 20, 20}), gx = Tensor::zeros(x.shape()), gw = Tensor::zeros(w.shape());
+        Tensor y = Tensor::zeros({4, 8, 20, 20}), gx = Tensor::zeros(x.shape()),
+               gw = Tensor::zeros(w.shape());
         cpu.conv2d_forward(p, cp, x, w, nullptr, y, key);
         cpu.conv2d_grad_input(p, cp, gy, w, gx, key);
         cpu.conv2d_grad_weight(p, cp, x, gy, gw, key);
@@ -261,8 +265,8 @@ TEST_CASE("CPU ops give the same bytes with 1, 2 and 3 threads", "[threads]") {
     check_thread_independent("lstm_forward", [&] {
       Tensor y = Tensor::zeros({N, T, H}), h_n = Tensor::zeros({N, H}), c_n = Tensor::zeros({N, H});
       Tensor xh = Tensor::zeros({N, T, I + H}), saved = Tensor::zeros({N, T, 6 * H});
-      cpu.lstm_forward(p, GateFunctions{}, act, x, h0, c0, w_ih, w_hh, nullptr, nullptr, false, y, h_n, c_n, xh,
-                       saved, nullptr, nullptr, key);
+      cpu.lstm_forward(p, GateFunctions{}, act, x, h0, c0, w_ih, w_hh, nullptr, nullptr, false, y, h_n, c_n,
+                       xh, saved, nullptr, nullptr, key);
       return bytes_of({&y, &h_n, &c_n, &saved});
     });
   }

@@ -3,7 +3,6 @@
 // (stochastic rounding and dropout included, whose draws are keyed by
 // seed, layer path and step).
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <random>
 
@@ -89,7 +88,8 @@ Run train(std::shared_ptr<Sequential> model, const Dataset& data, const Numerics
   auto loss_fn = std::make_shared<CrossEntropyLoss>();
   loss_fn->apply_numerics(policy);
   std::unique_ptr<Optimizer> opt;
-  if (adam) opt = std::make_unique<Adam>(model->named_parameters(), AdamOptions{0.01f});
+  if (adam)
+    opt = std::make_unique<Adam>(model->named_parameters(), AdamOptions{0.01f});
   else {
     SgdOptions o;
     o.lr = 0.1f;

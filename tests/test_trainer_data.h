@@ -4,8 +4,6 @@
 // learning; the bytes come from a fixed LCG, so every run writes the same files.
 #pragma once
 
-#include "tests/test_bytes.h"
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -13,6 +11,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "tests/test_bytes.h"
 
 namespace emu::test {
 

@@ -30,10 +30,12 @@ inline uint32_t bits(float f) {
 
 // "" when got and want agree bit for bit, else the first difference.
 inline std::string mismatch(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
   for (size_t i = 0; i < got.size(); ++i)
     if (bits(got[i]) != bits(want[i]))
-      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + " want " + std::to_string(want[i]);
+      return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + " want " +
+             std::to_string(want[i]);
   return "";
 }
 

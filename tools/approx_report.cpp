@@ -49,20 +49,26 @@ struct ApproxReportOptions {
 
 double reference(PwlFunction f, double x) {
   switch (f) {
-    case PwlFunction::Exp: return std::exp(x);
-    case PwlFunction::Tanh: return std::tanh(x);
-    case PwlFunction::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case PwlFunction::Gelu: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-    case PwlFunction::Silu: return x / (1.0 + std::exp(-x));
+    case PwlFunction::Exp:
+      return std::exp(x);
+    case PwlFunction::Tanh:
+      return std::tanh(x);
+    case PwlFunction::Sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case PwlFunction::Gelu:
+      return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case PwlFunction::Silu:
+      return x / (1.0 + std::exp(-x));
   }
   return x;
 }
 
 PwlFunction function_named(const std::string& name) {
-  for (PwlFunction f : {PwlFunction::Exp, PwlFunction::Tanh, PwlFunction::Sigmoid, PwlFunction::Gelu,
-                        PwlFunction::Silu})
+  for (PwlFunction f :
+       {PwlFunction::Exp, PwlFunction::Tanh, PwlFunction::Sigmoid, PwlFunction::Gelu, PwlFunction::Silu})
     if (name == pwl_function_name(f)) return f;
-  throw std::invalid_argument(fmt::format("--function: '{}' is not one of exp, tanh, sigmoid, gelu, silu", name));
+  throw std::invalid_argument(
+      fmt::format("--function: '{}' is not one of exp, tanh, sigmoid, gelu, silu", name));
 }
 
 // "pwl:3" -> "pwl3", "pwl:-3,-1,0.5" -> "pwlm3_m1_0p5": a file-name tag.
@@ -70,10 +76,14 @@ std::string mode_tag(const std::string& mode) {
   std::string t;
   for (char c : mode) {
     if (c == ':') continue;
-    if (c == ',') t += '_';
-    else if (c == '-') t += 'm';
-    else if (c == '.') t += 'p';
-    else t += c;
+    if (c == ',')
+      t += '_';
+    else if (c == '-')
+      t += 'm';
+    else if (c == '.')
+      t += 'p';
+    else
+      t += c;
   }
   return t;
 }
@@ -97,8 +107,8 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
   if (!o.out.empty()) std::filesystem::create_directories(o.out);
   out << fmt::format("Errors against float64 over {} evenly spaced points of each domain, results in {}\n",
                      o.points, format_name(fmt_));
-  out << fmt::format("{:<8} {:<24} {:>18} {:>12} {:>12} {:>12} {:>12}\n", "function", "mode", "domain", "max abs",
-                     "at x", "mean abs", "max rel*");
+  out << fmt::format("{:<8} {:<24} {:>18} {:>12} {:>12} {:>12} {:>12}\n", "function", "mode", "domain",
+                     "max abs", "at x", "mean abs", "max rel*");
   const ElementArith arith(fmt_, 0, 0);
   for (PwlFunction f : fns) {
     for (const std::string& mode : o.modes) {
@@ -120,7 +130,8 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
       se.label = "error";
       std::string rows = train::csv_row({"x", "exact_float64", "approx", "error"});
       for (int64_t i = 0; i < o.points; ++i) {
-        const float x = quantize(fmt_, static_cast<float>(lo + (hi - lo) * static_cast<double>(i) / (o.points - 1)));
+        const float x =
+            quantize(fmt_, static_cast<float>(lo + (hi - lo) * static_cast<double>(i) / (o.points - 1)));
         const float a = fa.pwl() ? pwl_value(fa, arith, x, 0, 1) : arith.round(pwl_exact(f, x), 0);
         const double r = reference(f, x), err = static_cast<double>(a) - r;
         const double abs_err = std::fabs(err);
@@ -132,18 +143,19 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
           sx.x.push_back(x), sx.y.push_back(r);
           sa.x.push_back(x), sa.y.push_back(a);
           se.x.push_back(x), se.y.push_back(err);
-          rows += train::csv_row({fmt::format("{}", x), fmt::format("{}", r), fmt::format("{}", a),
-                                  fmt::format("{}", err)});
+          rows += train::csv_row(
+              {fmt::format("{}", x), fmt::format("{}", r), fmt::format("{}", a), fmt::format("{}", err)});
         }
       }
       e.mean_abs /= static_cast<double>(e.n);
       const std::string domain = fmt::format("[{:g}, {:g}]", lo, hi);
-      out << fmt::format("{:<8} {:<24} {:>18} {:>12.4e} {:>12.5g} {:>12.4e} {:>12.4e}\n", pwl_function_name(f),
-                         mode, domain, e.max_abs, e.max_abs_at, e.mean_abs, e.max_rel);
+      out << fmt::format("{:<8} {:<24} {:>18} {:>12.4e} {:>12.5g} {:>12.4e} {:>12.4e}\n",
+                         pwl_function_name(f), mode, domain, e.max_abs, e.max_abs_at, e.mean_abs, e.max_rel);
       if (o.out.empty()) continue;
-      summary += train::csv_row({pwl_function_name(f), mode, o.format, fmt::format("{}", lo), fmt::format("{}", hi),
-                                 fmt::format("{}", e.n), fmt::format("{}", e.max_abs), fmt::format("{}", e.max_abs_at),
-                                 fmt::format("{}", e.mean_abs), fmt::format("{}", e.max_rel)});
+      summary += train::csv_row({pwl_function_name(f), mode, o.format, fmt::format("{}", lo),
+                                 fmt::format("{}", hi), fmt::format("{}", e.n), fmt::format("{}", e.max_abs),
+                                 fmt::format("{}", e.max_abs_at), fmt::format("{}", e.mean_abs),
+                                 fmt::format("{}", e.max_rel)});
       const std::string stem = o.out + "/" + pwl_function_name(f) + "_" + mode_tag(mode);
       train::write_file_atomic(stem + ".csv", rows);
       plot::LinePlot p, pe;
@@ -163,17 +175,20 @@ int run_approx_report(const ApproxReportOptions& o, std::ostream& out) {
   }
   out << "* relative error over the points with |f(x)| >= 0.01\n";
   if (!o.out.empty()) train::write_file_atomic(o.out + "/approx_report.csv", summary);
-  if (!o.out.empty()) out << fmt::format("wrote {}/approx_report.csv, per-approximation CSVs and plots\n", o.out);
+  if (!o.out.empty())
+    out << fmt::format("wrote {}/approx_report.csv, per-approximation CSVs and plots\n", o.out);
   return 0;
 }
 
 Runner add_approx_command(CLI::App& app) {
-  CLI::App* approx = app.add_subcommand("approx", "Function approximations (piecewise-linear, docs/functions.md)");
+  CLI::App* approx =
+      app.add_subcommand("approx", "Function approximations (piecewise-linear, docs/functions.md)");
   approx->require_subcommand(1);
   CLI::App* cmd = approx->add_subcommand(
       "report", "Max and mean error of each approximation against float64 over its domain, with plots");
   auto opts = std::make_shared<ApproxReportOptions>();
-  cmd->add_option("--function", opts->functions, "Functions, comma-separated (default exp,tanh,sigmoid,gelu,silu)");
+  cmd->add_option("--function", opts->functions,
+                  "Functions, comma-separated (default exp,tanh,sigmoid,gelu,silu)");
   cmd->add_option("--mode", opts->modes,
                   "Modes, repeatable: exact, pwl:<K>, pwl:<b0>,<b1>,... (default exact pwl:3 pwl:8 pwl:32)");
   cmd->add_option("--format", opts->format, "Format the results are rounded to (default fp32)");

@@ -28,7 +28,6 @@
 namespace emu::cli {
 namespace {
 
-
 // --- what every benchmark prints ------------------------------------------
 
 double seconds_now() {

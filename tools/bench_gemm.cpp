@@ -4,8 +4,6 @@
 //   emutrain bench gemm [--m 512 --n 512 --k 512] [--threads T] [--min-time S] [--generic]
 //   emutrain bench gemm --device cuda [--m 4096 ...]     (tools/bench_gemm_device.cpp)
 #include "tools/bench_gemm.h"
-#include "tools/bench_machine.h"
-#include "tools/commands.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -26,6 +24,8 @@
 #include "backends/cpu/gemm.h"
 #include "numerics/format_spec.h"
 #include "numerics/parallel_for.h"
+#include "tools/bench_machine.h"
+#include "tools/commands.h"
 
 // OpenBLAS's CBLAS entry points (libopenblas, LP64), declared here so that the
 // tool does not depend on where the distribution puts cblas.h.

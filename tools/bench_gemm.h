@@ -15,9 +15,9 @@ namespace emu::cli {
 struct BenchGemmOptions {
   int64_t m = 0, n = 0, k = 0;  // 0: the device's default size (cpu 512, cuda 4096, cuda-host 128)
   std::string device = "cpu";   // cpu: mac_gemm vs OpenBLAS; cuda / cuda-host: the backend's gemm op
-  int threads = 0;        // 0: hardware concurrency
-  double min_time = 0.5;  // seconds of timed runs per policy (at least 3 runs; the best counts)
-  bool generic = false;   // also time the generic path (slow)
+  int threads = 0;              // 0: hardware concurrency
+  double min_time = 0.5;        // seconds of timed runs per policy (at least 3 runs; the best counts)
+  bool generic = false;         // also time the generic path (slow)
   uint64_t seed = 1;
 };
 

@@ -42,7 +42,8 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
     throw std::invalid_argument("bench gemm: --device: '" + device + "' (give cpu, cuda or cuda-host)");
   BenchGemmOptions o = opts;
   for (int64_t* d : {&o.m, &o.n, &o.k}) *d = *d ? *d : (device == "cuda" ? 4096 : 128);
-  if (o.m <= 0 || o.n <= 0 || o.k <= 0) throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
+  if (o.m <= 0 || o.n <= 0 || o.k <= 0)
+    throw std::invalid_argument("bench gemm: --m, --n and --k must be positive");
   const int64_t M = o.m, N = o.n, K = o.k;
   const double macs = static_cast<double>(M) * N * K;
   register_cuda_devices();
@@ -58,14 +59,17 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
   auto q8 = [](float x) { return std::min(127.0f, std::max(-128.0f, std::nearbyint(32.0f * x))); };
   std::transform(A.begin(), A.end(), A8.begin(), q8);
   std::transform(B.begin(), B.end(), B8.begin(), q8);
-  const Tensor dA = Tensor::from_vector({M, K}, A).to(Device::Cuda), dB = Tensor::from_vector({K, N}, B).to(Device::Cuda);
+  const Tensor dA = Tensor::from_vector({M, K}, A).to(Device::Cuda),
+               dB = Tensor::from_vector({K, N}, B).to(Device::Cuda);
   const Tensor dA8 = Tensor::from_vector({M, K}, A8).to(Device::Cuda),
                dB8 = Tensor::from_vector({K, N}, B8).to(Device::Cuda);
   Tensor dC = Tensor::zeros({M, N}).to(Device::Cuda);
 
-  out << fmt::format("emutrain bench gemm --device {}: C = A B, M={} N={} K={} ({:.3g} MAC), operands N(0,1), seed {}\n",
-                     device, M, N, K, macs, o.seed);
-  out << fmt::format("{}; host: {}, load average {}\n", device_description(device), cpu_model(), load_average());
+  out << fmt::format(
+      "emutrain bench gemm --device {}: C = A B, M={} N={} K={} ({:.3g} MAC), operands N(0,1), seed {}\n",
+      device, M, N, K, macs, o.seed);
+  out << fmt::format("{}; host: {}, load average {}\n", device_description(device), cpu_model(),
+                     load_average());
 
   const double min_time = o.min_time;
   auto measure = [&](auto&& run) {
@@ -99,8 +103,8 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
       {"posit16_1 / acc posit16_1", "posit16_1", "posit16_1", false, 40.0, "<= 40x"},
       {"int8 / acc int32 (*)", "exact", "int32", true, 0, ""},
   };
-  out << fmt::format("\n{:<34} {:>10} {:>9} {:>10}  {}\n", "policy (mul / acc, out fp32)", "best ms", "GMAC/s",
-                     "vs cuBLAS", "issue-16 target");
+  out << fmt::format("\n{:<34} {:>10} {:>9} {:>10}  {}\n", "policy (mul / acc, out fp32)", "best ms",
+                     "GMAC/s", "vs cuBLAS", "issue-16 target");
   if (blas > 0)
     out << fmt::format("{:<34} {:>10.3f} {:>9.1f} {:>10}\n", "cuBLAS SGEMM (fp32, TF32 off)", blas * 1e3,
                        macs / blas * 1e-9, "1x");
@@ -114,9 +118,11 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
     std::string ratio = "-", verdict;
     if (blas > 0) {
       ratio = fmt::format("{:.2f}x", t / blas);
-      if (c.target > 0) verdict = fmt::format("{} {}", c.target_text, t / blas <= c.target ? "met" : "NOT met");
+      if (c.target > 0)
+        verdict = fmt::format("{} {}", c.target_text, t / blas <= c.target ? "met" : "NOT met");
     }
-    out << fmt::format("{:<34} {:>10.3f} {:>9.2f} {:>10}  {}\n", c.label, t * 1e3, macs / t * 1e-9, ratio, verdict);
+    out << fmt::format("{:<34} {:>10.3f} {:>9.2f} {:>10}  {}\n", c.label, t * 1e3, macs / t * 1e-9, ratio,
+                       verdict);
   }
   out << "(*) operands quantized to int8 (round(32 x), clamped), exact products, int32 accumulator\n"
          "times: best of >= 3 runs after a warm-up, the device synchronised around each run\n";

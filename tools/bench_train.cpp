@@ -81,14 +81,17 @@ class ProfiledDevice {
       return;
     }
     activate_device(device);  // the real backend (throws a one-line reason when there is none)
-    profiler_ = std::make_unique<OpProfiler>(backend_for(Device::Cuda), [device] { synchronize_device(device); });
+    profiler_ =
+        std::make_unique<OpProfiler>(backend_for(Device::Cuda), [device] { synchronize_device(device); });
     OpProfiler* p = profiler_.get();
     real_ = &backend_for(Device::Cuda);
     register_device_provider({device, device_description(device), [p]() -> Backend& { return *p; }});
   }
   ~ProfiledDevice() {
-    if (device_ == "cpu") register_backend(Device::Cpu, &default_cpu_backend());
-    else register_backend(Device::Cuda, real_);
+    if (device_ == "cpu")
+      register_backend(Device::Cpu, &default_cpu_backend());
+    else
+      register_backend(Device::Cuda, real_);
   }
   OpProfiler& profiler() { return *profiler_; }
 
@@ -102,8 +105,9 @@ Result run_policy(const BenchTrainOptions& o, const std::string& policy, OpProfi
                   const std::string& out_dir) {
   std::vector<std::string> sets = o.sets;
   for (const std::string& s :
-       {"numerics.default=" + policy_map(policy), std::string("checkpoint.every_steps=0"), std::string("checkpoint.every_epochs=0"),
-        std::string("logging.every_steps=0"), std::string("logging.progress=off"), "device=" + o.device})
+       {"numerics.default=" + policy_map(policy), std::string("checkpoint.every_steps=0"),
+        std::string("checkpoint.every_epochs=0"), std::string("logging.every_steps=0"),
+        std::string("logging.progress=off"), "device=" + o.device})
     sets.push_back(s);
   const train::Recipe recipe = train::load_recipe(o.recipe, sets);
   const int64_t batch = recipe.root["data"]["batch_size"].as<int64_t>();
@@ -131,7 +135,8 @@ Result run_policy(const BenchTrainOptions& o, const std::string& policy, OpProfi
   try {
     train::train_recipe(recipe, t);
     throw std::runtime_error("bench train: the recipe ended before " + std::to_string(o.warmup + o.steps) +
-                             " steps (policy " + policy + "): give fewer --steps or --warmup, or --set epochs=N");
+                             " steps (policy " + policy +
+                             "): give fewer --steps or --warmup, or --set epochs=N");
   } catch (const Stop&) {
   }
   r.samples = batch * o.steps;  // the last batch of an epoch may be shorter: recipes here drop nothing
@@ -148,7 +153,8 @@ Result run_policy(const BenchTrainOptions& o, const std::string& policy, OpProfi
 }  // namespace
 
 int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
-  if (o.steps < 1 || o.warmup < 1) throw std::invalid_argument("bench train: --steps and --warmup must be >= 1");
+  if (o.steps < 1 || o.warmup < 1)
+    throw std::invalid_argument("bench train: --steps and --warmup must be >= 1");
   if (o.policies.empty()) throw std::invalid_argument("bench train: --policy: give at least one policy");
   const std::filesystem::path out_dir =
       std::filesystem::temp_directory_path() / fmt::format("emutrain-bench-train-{}", ::getpid());
@@ -157,7 +163,8 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
   out << fmt::format("machine: {}, load average {}\n", cpu_model(), load_average());
   std::vector<Result> results;
   {
-    std::unique_ptr<ProfiledDevice> profiled = o.profile ? std::make_unique<ProfiledDevice>(o.device) : nullptr;
+    std::unique_ptr<ProfiledDevice> profiled =
+        o.profile ? std::make_unique<ProfiledDevice>(o.device) : nullptr;
     for (const std::string& policy : o.policies) {
       out << fmt::format("  {} ...", policy) << std::flush;
       results.push_back(run_policy(o, policy, profiled ? &profiled->profiler() : nullptr,
@@ -187,8 +194,8 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
       out << fmt::format("  {:<32} {:>8} {:>12} {:>8}\n", "op", "calls", "ms/step", "share");
       for (size_t i = 0; i < r.ops.size() && static_cast<int>(i) < o.top; ++i) {
         const auto& [op, e] = r.ops[i];
-        out << fmt::format("  {:<32} {:>8} {:>12.3f} {:>7.1f}%\n", op_name(op), e.calls, 1e3 * e.seconds / o.steps,
-                           total > 0 ? 100 * e.seconds / total : 0.0);
+        out << fmt::format("  {:<32} {:>8} {:>12.3f} {:>7.1f}%\n", op_name(op), e.calls,
+                           1e3 * e.seconds / o.steps, total > 0 ? 100 * e.seconds / total : 0.0);
       }
     }
   }

@@ -239,8 +239,8 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
   const ApproxMulTable& t = cached_approx_table(spec.name, spec.format);
   const std::string op = args.size() >= 2 ? args[1] : "info";
   const int y = t.format.man_bits;
-  const std::string table_note = fmt::format("model {}, {} x {} entries (docs/approx_mul.md), validated", t.name,
-                                             1u << y, 1u << y);
+  const std::string table_note =
+      fmt::format("model {}, {} x {} entries (docs/approx_mul.md), validated", t.name, 1u << y, 1u << y);
   if (op == "info") {
     if (args.size() > 2) throw std::runtime_error("calc info takes no arguments");
     Table n;
@@ -251,8 +251,10 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (op != "mul")
-    throw std::runtime_error(fmt::format("calc: '{}' is an approximate multiplier: only mul (and info) apply, "
-                                         "not '{}'", args[0], op));
+    throw std::runtime_error(
+        fmt::format("calc: '{}' is an approximate multiplier: only mul (and info) apply, "
+                    "not '{}'",
+                    args[0], op));
   if (args.size() != 4)
     throw std::runtime_error(fmt::format("calc mul takes A B (got {} arguments)", args.size() - 2));
   Human h;
@@ -270,8 +272,8 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
   if (a != 0 && b != 0 && !is_nan(a) && !is_nan(b) && !is_inf(a) && !is_inf(b)) {
     const approx_detail::Decomposed x = approx_detail::decompose(a, y), z = approx_detail::decompose(b, y);
     const uint32_t entry = t.entries[(x.m << y) | z.m];
-    h.table.note("  entry", fmt::format("[0x{:x}][0x{:x}] = carry {}, fraction 0x{:x}: significand {}", x.m, z.m,
-                                        entry >> y, entry & ((1u << y) - 1),
+    h.table.note("  entry", fmt::format("[0x{:x}][0x{:x}] = carry {}, fraction 0x{:x}: significand {}", x.m,
+                                        z.m, entry >> y, entry & ((1u << y) - 1),
                                         decimal(std::ldexp(1.0 + std::ldexp(entry & ((1u << y) - 1), -y),
                                                            static_cast<int>(entry >> y)))));
   }
@@ -285,7 +287,8 @@ int run_approx(const std::vector<std::string>& args, std::ostream& out) {
 int run_split(const std::vector<std::string>& args, std::ostream& out) {
   SplitMul s = parse_split_mul(args[0]);
   if (args.size() != 4 || args[1] != "mul")
-    throw std::runtime_error(fmt::format("calc: '{}' is a split multiplier: use calc {} mul A B", args[0], args[0]));
+    throw std::runtime_error(
+        fmt::format("calc: '{}' is a split multiplier: use calc {} mul A B", args[0], args[0]));
   float v[2];
   for (int j = 0; j < 2; ++j) {
     std::string why;
@@ -296,11 +299,12 @@ int run_split(const std::vector<std::string>& args, std::ostream& out) {
     out << fmt::format("split:auto chose {} ({} fp32f's range 2^-14 <= |x| < 2^15)\n", split_mul_name(s),
                        s == SplitMul::Fp32F ? "both operands inside" : "an operand outside");
   }
-  out << fmt::format("multiplier {} ({} unit multiplies per term, docs/contract.md section 5.6)\n", split_mul_name(s),
-                     split_unit_multiplies(s));
+  out << fmt::format("multiplier {} ({} unit multiplies per term, docs/contract.md section 5.6)\n",
+                     split_mul_name(s), split_unit_multiplies(s));
   for (int j = 0; j < 2; ++j) {
     if (s == SplitMul::Int16) {
-      out << fmt::format("{}  {}  int16 {}\n", j == 0 ? "a" : "b", decimal(v[j]), split_detail::to_int16(v[j]));
+      out << fmt::format("{}  {}  int16 {}\n", j == 0 ? "a" : "b", decimal(v[j]),
+                         split_detail::to_int16(v[j]));
       continue;
     }
     const SplitParts p = split_parts(s, v[j]);

@@ -23,7 +23,8 @@ CommandRegistrar::CommandRegistrar(const char* group, const char* name, AddComma
 
 std::vector<CommandEntry> registered_commands(const std::string& group) {
   std::vector<CommandEntry> out = registry()[group];
-  std::sort(out.begin(), out.end(), [](const CommandEntry& a, const CommandEntry& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const CommandEntry& a, const CommandEntry& b) { return a.name < b.name; });
   return out;
 }
 

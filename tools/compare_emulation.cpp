@@ -4,6 +4,8 @@
 //
 //   emutrain compare-emulation --op matmul --size 64,64,256 --range -1,1 --format bf16,fp16 [--acc fp32]
 //                              [--seed 1] [--trials 3] [--out DIR]
+#include "analysis/compare_emulation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analysis/compare_emulation.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
 #include "numerics/split_mul_spec.h"
@@ -38,14 +39,14 @@ using analysis::relative_errors;
 using analysis::uniform_inputs;
 
 struct CompareOptions {
-  std::string op = "matmul";             // matmul | conv3x3
-  std::vector<int64_t> size;             // matmul: M,N,K; conv3x3: N,C,H,W,O (stride 1, padding 1)
-  double lo = -1, hi = 1;                // inputs uniform in [lo, hi)
+  std::string op = "matmul";  // matmul | conv3x3
+  std::vector<int64_t> size;  // matmul: M,N,K; conv3x3: N,C,H,W,O (stride 1, padding 1)
+  double lo = -1, hi = 1;     // inputs uniform in [lo, hi)
   std::vector<std::string> formats{"bf16"};
-  std::string acc = "fp32";              // op-level accumulator
+  std::string acc = "fp32";  // op-level accumulator
   uint64_t seed = 1;
   int trials = 1;
-  std::string out_dir;                   // "": no files; else <op>.csv, .svg and .png there
+  std::string out_dir;  // "": no files; else <op>.csv, .svg and .png there
 };
 
 void round_all(const Format& fmt, std::vector<float>& v) {
@@ -66,13 +67,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
 // Prints the table (and writes the files under out_dir); returns the exit code.
 int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
   const bool conv = o.op == "conv3x3";
-  if (o.op != "matmul" && !conv) throw std::invalid_argument("compare-emulation: --op must be matmul or conv3x3, got '" + o.op + "'");
+  if (o.op != "matmul" && !conv)
+    throw std::invalid_argument("compare-emulation: --op must be matmul or conv3x3, got '" + o.op + "'");
   const size_t want = conv ? 5 : 3;
   if (o.size.size() != want)
     throw std::invalid_argument(std::string("compare-emulation: --size wants ") +
                                 (conv ? "N,C,H,W,O (5 numbers)" : "M,N,K (3 numbers)"));
   for (int64_t s : o.size)
-    if (s <= 0 || s > (int64_t{1} << 20)) throw std::invalid_argument("compare-emulation: --size entries must be in 1..2^20");
+    if (s <= 0 || s > (int64_t{1} << 20))
+      throw std::invalid_argument("compare-emulation: --size entries must be in 1..2^20");
   if (!(o.hi > o.lo)) throw std::invalid_argument("compare-emulation: --range wants LO,HI with LO < HI");
   if (o.trials < 1) throw std::invalid_argument("compare-emulation: --trials must be at least 1");
   const Format acc = parse_format(o.acc);
@@ -81,17 +84,19 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
   const int64_t n2 = conv ? o.size[4] * o.size[1] * 9 : o.size[2] * o.size[1];
   const int64_t outputs = conv ? o.size[0] * o.size[4] * o.size[2] * o.size[3] : o.size[0] * o.size[1];
   if (conv)
-    out << fmt::format("emutrain compare-emulation: conv3x3 x ({},{},{},{}) * w ({},{},3,3), stride 1, padding 1",
-                       o.size[0], o.size[1], o.size[2], o.size[3], o.size[4], o.size[1]);
+    out << fmt::format(
+        "emutrain compare-emulation: conv3x3 x ({},{},{},{}) * w ({},{},3,3), stride 1, padding 1", o.size[0],
+        o.size[1], o.size[2], o.size[3], o.size[4], o.size[1]);
   else
     out << fmt::format("emutrain compare-emulation: matmul M={} N={} K={}", o.size[0], o.size[1], o.size[2]);
-  out << fmt::format(", inputs uniform in [{}, {}) (Philox seed {}), {} trial(s), {} outputs each\n", o.lo, o.hi,
-                     o.seed, o.trials, outputs);
-  out << "reference: float64 sums of the exact products of the format-rounded inputs; relative error |y - ref| / "
+  out << fmt::format(", inputs uniform in [{}, {}) (Philox seed {}), {} trial(s), {} outputs each\n", o.lo,
+                     o.hi, o.seed, o.trials, outputs);
+  out << "reference: float64 sums of the exact products of the format-rounded inputs; relative error |y - "
+         "ref| / "
          "|ref| over outputs with ref != 0\n";
   out << host_fp16_note() << "; bf16: no native bf16 arithmetic type in this compiler\n\n";
-  out << fmt::format("{:<10} {:<34} {:>14} {:>14} {:>14} {:>9}\n", "format", "method", "max rel err", "mean rel err",
-                     "median rel err", "exact");
+  out << fmt::format("{:<10} {:<34} {:>14} {:>14} {:>14} {:>9}\n", "format", "method", "max rel err",
+                     "mean rel err", "median rel err", "exact");
 
   struct Row {
     std::string format, method;
@@ -112,9 +117,12 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
       std::vector<float> b = uniform_inputs(o.seed, 2 * static_cast<uint64_t>(t) + 1, n2, o.lo, o.hi);
       round_all(fmt, a);
       round_all(fmt, b);
-      const CompareOutputs r = conv ? compare_conv3x3(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], o.size[3], o.size[4])
-                                    : compare_matmul(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], scheme);
-      auto append = [](std::vector<double>& dst, std::vector<double> src) { dst.insert(dst.end(), src.begin(), src.end()); };
+      const CompareOutputs r =
+          conv ? compare_conv3x3(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], o.size[3], o.size[4])
+               : compare_matmul(fmt, acc, a, b, o.size[0], o.size[1], o.size[2], scheme);
+      auto append = [](std::vector<double>& dst, std::vector<double> src) {
+        dst.insert(dst.end(), src.begin(), src.end());
+      };
       append(e_layer, relative_errors(r.reference, r.layer, &x_layer, &zeros));
       append(e_op, relative_errors(r.reference, r.op, &x_op));
       if (!r.native.empty()) {
@@ -128,8 +136,8 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
       ErrorStats s = error_stats(std::move(errs));
       s.exact = exact;
       s.zero_ref = zeros;
-      out << fmt::format("{:<10} {:<34} {:>14} {:>14} {:>14} {:>9}\n", name, method, fmt_err(s.max), fmt_err(s.mean),
-                         fmt_err(s.median), exact);
+      out << fmt::format("{:<10} {:<34} {:>14} {:>14} {:>14} {:>9}\n", name, method, fmt_err(s.max),
+                         fmt_err(s.mean), fmt_err(s.median), exact);
       rows.push_back({name, method, s});
     };
     add_row("layer-level (fp32 compute)", std::move(e_layer), x_layer);
@@ -139,7 +147,8 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
       out << fmt::format("{:<10} host _Float16 outputs equal op-level bit for bit: {}\n", "",
                          native_equal ? "yes" : "NO");
     }
-    if (zeros > 0) out << fmt::format("{:<10} ({} outputs with ref == 0 left out of the relative errors)\n", "", zeros);
+    if (zeros > 0)
+      out << fmt::format("{:<10} ({} outputs with ref == 0 left out of the relative errors)\n", "", zeros);
   }
 
   if (!o.out_dir.empty()) {
@@ -147,19 +156,20 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
     const std::string base = (std::filesystem::path(o.out_dir) / ("compare_emulation_" + o.op)).string();
     // Format names and methods are free text (a method names its accumulator
     // format): every field goes through the escaping writer.
-    std::string csv = train::csv_row({"format", "method", "max_rel_err", "mean_rel_err", "median_rel_err", "exact",
-                                      "outputs"});
+    std::string csv = train::csv_row(
+        {"format", "method", "max_rel_err", "mean_rel_err", "median_rel_err", "exact", "outputs"});
     for (const Row& r : rows)
-      csv += train::csv_row({r.format, r.method, fmt::format("{:.9e}", r.s.max), fmt::format("{:.9e}", r.s.mean),
-                             fmt::format("{:.9e}", r.s.median), std::to_string(r.s.exact),
-                             std::to_string(r.s.count + r.s.zero_ref)});
+      csv += train::csv_row({r.format, r.method, fmt::format("{:.9e}", r.s.max),
+                             fmt::format("{:.9e}", r.s.mean), fmt::format("{:.9e}", r.s.median),
+                             std::to_string(r.s.exact), std::to_string(r.s.count + r.s.zero_ref)});
     train::write_file_atomic(base + ".csv", csv);
     // One bar per method and format: the median relative error (the mean and
     // the maximum are dominated by outputs whose reference nearly cancels).
     plot::BarChart chart;
-    chart.title = fmt::format("{} {}: median relative error vs float64", o.op,
-                              conv ? fmt::format("{}x{}x{}x{} O={}", o.size[0], o.size[1], o.size[2], o.size[3], o.size[4])
-                                   : fmt::format("{}x{}x{}", o.size[0], o.size[1], o.size[2]));
+    chart.title = fmt::format(
+        "{} {}: median relative error vs float64", o.op,
+        conv ? fmt::format("{}x{}x{}x{} O={}", o.size[0], o.size[1], o.size[2], o.size[3], o.size[4])
+             : fmt::format("{}x{}x{}", o.size[0], o.size[1], o.size[2]));
     chart.x_label = "format";
     chart.y_label = "median relative error";
     chart.log_y = true;
@@ -169,11 +179,13 @@ int run_compare_emulation(const CompareOptions& o, std::ostream& out) {
       bool any = false;
       for (const Row& r : rows)
         if (r.method.rfind(m, 0) == 0) {
-          const size_t c = static_cast<size_t>(std::find(o.formats.begin(), o.formats.end(), r.format) - o.formats.begin());
+          const size_t c = static_cast<size_t>(std::find(o.formats.begin(), o.formats.end(), r.format) -
+                                               o.formats.begin());
           v[c] = r.s.median, any = true;
         }
       if (!any) continue;
-      chart.group_labels.push_back(std::string(m) + (std::string(m) == "op-level" ? " (acc " + o.acc + ")" : ""));
+      chart.group_labels.push_back(std::string(m) +
+                                   (std::string(m) == "op-level" ? " (acc " + o.acc + ")" : ""));
       chart.values.push_back(v);
     }
     plot::save(chart, base + ".svg");
@@ -194,7 +206,9 @@ Runner add_compare_emulation(CLI::App& app) {
   cmd->add_option("--op", o->op, "matmul or conv3x3 (default matmul)");
   cmd->add_option("--size", *size, "M,N,K (matmul) or N,C,H,W,O (conv3x3)")->required();
   cmd->add_option("--range", *range, "LO,HI: inputs uniform in [LO, HI) (default -1,1)");
-  cmd->add_option("--format", *formats, "Format, or a comma-separated list (default bf16); matmul also takes split:fp32b|fp32f|fp32t|int16");
+  cmd->add_option(
+      "--format", *formats,
+      "Format, or a comma-separated list (default bf16); matmul also takes split:fp32b|fp32f|fp32t|int16");
   cmd->add_option("--acc", o->acc, "Op-level accumulator format (default fp32)");
   cmd->add_option("--seed", o->seed, "Philox seed of the inputs (default 1)");
   cmd->add_option("--trials", o->trials, "Independent input draws (default 1)");
@@ -207,9 +221,10 @@ Runner add_compare_emulation(CLI::App& app) {
       if (r.size() != 2) throw std::invalid_argument("");
       o->lo = std::stod(r[0]), o->hi = std::stod(r[1]);
     } catch (const std::exception&) {
-      throw std::invalid_argument("compare-emulation: --size wants integers (M,N,K or N,C,H,W,O) and --range "
-                                  "LO,HI (write --range=-1,1 when LO is negative), got --size " + *size +
-                                  " --range " + *range);
+      throw std::invalid_argument(
+          "compare-emulation: --size wants integers (M,N,K or N,C,H,W,O) and --range "
+          "LO,HI (write --range=-1,1 when LO is negative), got --size " +
+          *size + " --range " + *range);
     }
     o->formats = split(*formats, ',');
     if (o->formats.empty()) throw std::invalid_argument("compare-emulation: --format is empty");

@@ -50,7 +50,8 @@ int run_cost(const CostArgs& a) {
     std::cout << train::mac_energy_table(model, split_commas(a.mac_table));
     return 0;
   }
-  if (a.recipe.empty()) throw std::runtime_error("cost: a RECIPE is required (or --mac-table / --print-model)");
+  if (a.recipe.empty())
+    throw std::runtime_error("cost: a RECIPE is required (or --mac-table / --print-model)");
   const train::Recipe recipe = train::load_recipe(a.recipe, a.sets);
   const train::StepCounts counts = train::count_recipe(recipe);
   const train::CostReportHeader h{a.recipe, counts.model, counts.batch_examples};
@@ -62,16 +63,19 @@ int run_cost(const CostArgs& a) {
 
 Runner add_cost_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "cost", "Count a recipe's training step and inference pass and price them in energy and area (docs/cost.md)");
+      "cost",
+      "Count a recipe's training step and inference pass and price them in energy and area (docs/cost.md)");
   auto a = std::make_shared<CostArgs>();
   cmd->add_option("recipe", a->recipe, "The recipe (YAML)");
   cmd->add_option("--set", a->sets, "Set a recipe key (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--cost-model", a->model_file, "Energy/area table (YAML; default: Horowitz ISSCC 2014, 45 nm)");
+  cmd->add_option("--cost-model", a->model_file,
+                  "Energy/area table (YAML; default: Horowitz ISSCC 2014, 45 nm)");
   cmd->add_option("--json", a->json, "Also write every count and its energy as JSON");
   cmd->add_option("--csv", a->csv, "Also write every count and its energy as CSV");
-  cmd->add_option("--mac-table", a->mac_table, "Price one MAC in each of these formats (comma-separated) and stop");
+  cmd->add_option("--mac-table", a->mac_table,
+                  "Price one MAC in each of these formats (comma-separated) and stop");
   cmd->add_flag("--print-model", a->print_model, "Print the default cost model (YAML) and stop");
   return [a]() -> int { return run_cost(*a); };
 }

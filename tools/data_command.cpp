@@ -80,10 +80,12 @@ Runner add_data_command(CLI::App& app) {
   data->require_subcommand(1);
   CLI::App* fetch = data->add_subcommand(
       "fetch", "Verify a dataset in the data root, or download, verify and unpack it there");
-  fetch->add_option("names", args->names, "datasets: cora, mnist, cifar10, fra-eng, forda, or all")->required();
-  fetch->add_option("--from", args->from,
-                    "a mirror address (replaces each download's directory) or a local folder holding the downloads "
-                    "or the dataset files");
+  fetch->add_option("names", args->names, "datasets: cora, mnist, cifar10, fra-eng, forda, or all")
+      ->required();
+  fetch->add_option(
+      "--from", args->from,
+      "a mirror address (replaces each download's directory) or a local folder holding the downloads "
+      "or the dataset files");
   fetch->add_option("--root", args->root, "the data root (default: $EMUTRAIN_DATA_ROOT, else ./data)");
   CLI::App* list = data->add_subcommand("list", "Each dataset, where it is, and whether its files verify");
   list->add_option("--root", args->root, "the data root (default: $EMUTRAIN_DATA_ROOT, else ./data)");

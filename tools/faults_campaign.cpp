@@ -34,8 +34,8 @@
 #include "data/loader.h"
 #include "data/registry.h"
 #include "layers/layer_io.h"
-#include "numerics/format_spec.h"
 #include "models/registry.h"
+#include "numerics/format_spec.h"
 #include "plot/plot.h"
 #include "tools/commands.h"
 #include "train/atomic_file.h"
@@ -71,7 +71,10 @@ struct Site {
 };
 
 const char* site_name(const Site& s) {
-  return s.meta ? "metadata" : s.site == TensorSite::Weights ? "weights" : s.site == TensorSite::Activations ? "activations" : "gradients";
+  return s.meta                              ? "metadata"
+         : s.site == TensorSite::Weights     ? "weights"
+         : s.site == TensorSite::Activations ? "activations"
+                                             : "gradients";
 }
 
 struct EvalResult {
@@ -116,13 +119,15 @@ EvalResult evaluate_batches(models::Model& model, const std::vector<data::Batch>
 }
 
 uint64_t site_stream(const Site& s) {
-  return mix64(path_hash(s.module) ^ mix64(path_hash(s.name)) ^
-               mix64(static_cast<uint64_t>(s.site) * 131 + static_cast<uint64_t>(s.occurrence) + 0x63616d70ull));
+  return mix64(
+      path_hash(s.module) ^ mix64(path_hash(s.name)) ^
+      mix64(static_cast<uint64_t>(s.site) * 131 + static_cast<uint64_t>(s.occurrence) + 0x63616d70ull));
 }
 
 class ProgressLine {
  public:
-  explicit ProgressLine(int64_t total) : total_(total), tty_(isatty(2)), start_(Clock::now()), last_(start_) {}
+  explicit ProgressLine(int64_t total)
+      : total_(total), tty_(isatty(2)), start_(Clock::now()), last_(start_) {}
   void update(int64_t done, const std::string& what) {
     const auto now = Clock::now();
     if (done < total_ && now - last_ < std::chrono::milliseconds(tty_ ? 100 : 5000)) return;
@@ -130,7 +135,8 @@ class ProgressLine {
     const double s = std::chrono::duration<double>(now - start_).count();
     const double eta = done > 0 ? s / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
     std::fprintf(stderr, "%s[%lld/%lld trials] %s  %.0f s, eta %.0f s%s", tty_ ? "\r\033[K" : "",
-                 static_cast<long long>(done), static_cast<long long>(total_), what.c_str(), s, eta, tty_ ? "" : "\n");
+                 static_cast<long long>(done), static_cast<long long>(total_), what.c_str(), s, eta,
+                 tty_ ? "" : "\n");
     std::fflush(stderr);
   }
   void finish() {
@@ -145,8 +151,8 @@ class ProgressLine {
 };
 
 int run_campaign(const CampaignArgs& a) {
-  train::Recipe recipe = a.recipe.empty() ? train::recipe_from_checkpoint(a.checkpoint)
-                                          : train::load_recipe(a.recipe, a.sets);
+  train::Recipe recipe =
+      a.recipe.empty() ? train::recipe_from_checkpoint(a.checkpoint) : train::load_recipe(a.recipe, a.sets);
   const YAML::Node& root = recipe.root;
   cpu_backend().set_threads(static_cast<int>(config::parse_int(root["threads"].Scalar(), "threads")));
   std::unique_ptr<data::Dataset> test = data::make_dataset(root["data"], "test");
@@ -163,9 +169,12 @@ int run_campaign(const CampaignArgs& a) {
   {
     std::stringstream ss(a.sites);
     for (std::string s; std::getline(ss, s, ',');) {
-      if (s == "weights") wanted[0] = true;
-      else if (s == "activations") wanted[1] = true;
-      else if (s == "metadata") wanted[2] = true;
+      if (s == "weights")
+        wanted[0] = true;
+      else if (s == "activations")
+        wanted[1] = true;
+      else if (s == "metadata")
+        wanted[2] = true;
       else
         throw std::invalid_argument(
             fmt::format("--sites: '{}' is not a site; allowed: weights, activations, metadata", s));
@@ -188,15 +197,16 @@ int run_campaign(const CampaignArgs& a) {
   // Fault-free pass, discovering the sites in the order the forward reaches them.
   std::vector<Site> sites;
   std::map<std::tuple<std::string, int, std::string>, int> seen;  // occurrences in the current batch
-  set_tensor_hook([&](const Module& m, TensorSite ts, const std::string& name, const Format& f, const ReadLayout& l,
-                      const Tensor& t) {
+  set_tensor_hook([&](const Module& m, TensorSite ts, const std::string& name, const Format& f,
+                      const ReadLayout& l, const Tensor& t) {
     const int k = seen[{m.path(), static_cast<int>(ts), name}]++;
     const bool known = std::any_of(sites.begin(), sites.end(), [&](const Site& s) {
       return s.module == m.path() && s.site == ts && s.name == name && s.occurrence == k;
     });
     if (known || ts == TensorSite::Gradients) return t;
     const train::CodeSpace space = train::code_space(f, l, t);
-    if (wanted[ts == TensorSite::Weights ? 0 : 1]) sites.push_back({m.path(), name, ts, false, k, space.elements, f});
+    if (wanted[ts == TensorSite::Weights ? 0 : 1])
+      sites.push_back({m.path(), name, ts, false, k, space.elements, f});
     if (wanted[2] && ts == TensorSite::Weights && space.metas > 0)
       sites.push_back({m.path(), name, ts, true, k, space.metas, f});
     return t;
@@ -211,9 +221,9 @@ int run_campaign(const CampaignArgs& a) {
   fs::create_directories(out_dir);
   // Written whole at the end (train/atomic_file.h): an interrupted campaign
   // leaves the previous faults.csv, never half a table.
-  std::string csv = train::csv_row({"site", "module", "tensor", "format", "elements", "trials", "mismatch_rate",
-                                    "trials_with_mismatch", "mean_delta_loss", "max_delta_loss",
-                                    "nonfinite_loss_trials", "mean_accuracy_drop"});
+  std::string csv = train::csv_row({"site", "module", "tensor", "format", "elements", "trials",
+                                    "mismatch_rate", "trials_with_mismatch", "mean_delta_loss",
+                                    "max_delta_loss", "nonfinite_loss_trials", "mean_accuracy_drop"});
   ProgressLine progress(static_cast<int64_t>(sites.size()) * a.trials);
   plot::BarChart chart;
   chart.title = fmt::format("Single-bit faults: {} trials per site", a.trials);
@@ -243,8 +253,11 @@ int run_campaign(const CampaignArgs& a) {
         const int64_t codes = s.meta ? space.metas : space.elements;
         const int width = s.meta ? space.meta_bits : space.elem_bits;
         if (element < 0 || element >= codes)
-          element = static_cast<int64_t>(train::fault_draw_below(a.seed, stream, 2 * idx, static_cast<uint64_t>(codes)));
-        if (bit < 0) bit = static_cast<int>(train::fault_draw_below(a.seed, stream, 2 * idx + 1, static_cast<uint64_t>(width)));
+          element = static_cast<int64_t>(
+              train::fault_draw_below(a.seed, stream, 2 * idx, static_cast<uint64_t>(codes)));
+        if (bit < 0)
+          bit = static_cast<int>(
+              train::fault_draw_below(a.seed, stream, 2 * idx + 1, static_cast<uint64_t>(width)));
         return train::fault_codes(f, l, x, {{element, bit, train::FaultKind::Flip, s.meta}});
       });
       const EvalResult r = evaluate_batches(*model, batches, [&](size_t) { seen.clear(); });
@@ -266,13 +279,18 @@ int run_campaign(const CampaignArgs& a) {
       progress.update(++done, fmt::format("{} {}", site_name(s), s.label()));
     }
     const double n = static_cast<double>(std::max<int64_t>(a.trials, 1));
-    csv += train::csv_row({site_name(s), s.module, s.label().substr(s.module.empty() ? 0 : s.module.size() + 1),
-                           format_name(s.format), fmt::format("{}", s.elements), fmt::format("{}", a.trials),
-                           fmt::format("{:.6f}", mismatch_sum / n), fmt::format("{}", with_mismatch),
-                           fmt::format("{:.6g}", finite ? dloss_sum / double(finite) : std::nan("")),
-                           fmt::format("{:.6g}", finite ? dloss_max : std::nan("")), fmt::format("{}", nonfinite),
-                           fmt::format("{:.6f}", acc_drop_sum / n)});
-    chart.categories.push_back(fmt::format("{} {}", s.meta ? "M" : s.site == TensorSite::Weights ? "W" : "A", s.label()));
+    csv +=
+        train::csv_row({site_name(s), s.module, s.label().substr(s.module.empty() ? 0 : s.module.size() + 1),
+                        format_name(s.format), fmt::format("{}", s.elements), fmt::format("{}", a.trials),
+                        fmt::format("{:.6f}", mismatch_sum / n), fmt::format("{}", with_mismatch),
+                        fmt::format("{:.6g}", finite ? dloss_sum / double(finite) : std::nan("")),
+                        fmt::format("{:.6g}", finite ? dloss_max : std::nan("")),
+                        fmt::format("{}", nonfinite), fmt::format("{:.6f}", acc_drop_sum / n)});
+    chart.categories.push_back(fmt::format("{} {}",
+                                           s.meta                          ? "M"
+                                           : s.site == TensorSite::Weights ? "W"
+                                                                           : "A",
+                                           s.label()));
     chart.values[0].push_back(mismatch_sum / n);
   }
   progress.finish();
@@ -288,11 +306,13 @@ int run_campaign(const CampaignArgs& a) {
 
 Runner add_faults_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "faults", "Inference fault campaign: single random bit flips per site, mismatch rate and delta-loss to CSV");
+      "faults",
+      "Inference fault campaign: single random bit flips per site, mismatch rate and delta-loss to CSV");
   auto a = std::make_shared<CampaignArgs>();
   cmd->add_option("recipe", a->recipe, "The recipe (YAML; default: the one stored in the checkpoint)");
   cmd->add_option("--checkpoint", a->checkpoint, "A checkpoint file or a run directory")->required();
-  cmd->add_option("--trials", a->trials, "Trials per site (each a full test evaluation)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--trials", a->trials, "Trials per site (each a full test evaluation)")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--sites", a->sites, "Comma-separated sites: weights, activations");
   cmd->add_option("--out", a->out, "Directory for faults.csv and faults.svg (default: .)");
   cmd->add_option("--seed", a->seed, "Seed of the fault draws");

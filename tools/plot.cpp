@@ -7,6 +7,8 @@
 //   emutrain plot results.csv --line man [--group exp]
 //   emutrain plot RUN1/metrics.csv RUN2/metrics.csv --curves [--metric test_acc] [--x epoch]
 //   emutrain plot results.csv --pareto energy_step_pj [--metric final_test_acc] [--label format] [--log-x]
+#include "plot/plot.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,7 +25,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "plot/plot.h"
 #include "tools/commands.h"
 #include "train/csv.h"
 #include "train/json.h"
@@ -52,14 +53,17 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
 
-  bool has(const std::string& name) const { return std::find(header.begin(), header.end(), name) != header.end(); }
+  bool has(const std::string& name) const {
+    return std::find(header.begin(), header.end(), name) != header.end();
+  }
   // The column's index; a missing column is an error naming the available ones.
   size_t col(const std::string& name, const char* what) const {
     auto it = std::find(header.begin(), header.end(), name);
     if (it != header.end()) return static_cast<size_t>(it - header.begin());
     std::string cols;
     for (const std::string& h : header) cols += (cols.empty() ? "" : ", ") + h;
-    throw std::runtime_error(fmt::format("plot: {} has no column '{}' ({}); its columns: {}", path, name, what, cols));
+    throw std::runtime_error(
+        fmt::format("plot: {} has no column '{}' ({}); its columns: {}", path, name, what, cols));
   }
 };
 
@@ -119,18 +123,21 @@ std::vector<std::string> sorted_levels(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
   if (all_numeric(v))
-    std::stable_sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) { return number(a) < number(b); });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const std::string& a, const std::string& b) { return number(a) < number(b); });
   else
     std::stable_sort(v.begin(), v.end(), natural_less);
   return v;
 }
 
 // --where filters (COLUMN=VALUE, all must hold).
-std::vector<const std::vector<std::string>*> filtered_rows(const Table& t, const std::vector<std::string>& where) {
+std::vector<const std::vector<std::string>*> filtered_rows(const Table& t,
+                                                           const std::vector<std::string>& where) {
   std::vector<std::pair<size_t, std::string>> conds;
   for (const std::string& w : where) {
     const size_t eq = w.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::runtime_error("plot: --where wants COLUMN=VALUE, got '" + w + "'");
+    if (eq == std::string::npos || eq == 0)
+      throw std::runtime_error("plot: --where wants COLUMN=VALUE, got '" + w + "'");
     conds.push_back({t.col(w.substr(0, eq), "named by --where"), w.substr(eq + 1)});
   }
   std::vector<const std::vector<std::string>*> rows;
@@ -139,7 +146,8 @@ std::vector<const std::vector<std::string>*> filtered_rows(const Table& t, const
     for (const auto& [c, v] : conds) keep = keep && r[c] == v;
     if (keep) rows.push_back(&r);
   }
-  if (rows.empty()) throw std::runtime_error("plot: " + t.path + ": no rows" + (where.empty() ? "" : " match --where"));
+  if (rows.empty())
+    throw std::runtime_error("plot: " + t.path + ": no rows" + (where.empty() ? "" : " match --where"));
   return rows;
 }
 
@@ -173,9 +181,10 @@ void warn_pooled_axes(const Table& t, const std::vector<const std::vector<std::s
     if (values.size() < 2) continue;
     std::string list;
     for (const std::string& v : values) list += (list.empty() ? "" : ", ") + v;
-    err << fmt::format("plot: note: axis '{}' takes {} values here ({}) and is averaged over; pick one with "
-                       "--where {}=VALUE\n",
-                       a, values.size(), list, a);
+    err << fmt::format(
+        "plot: note: axis '{}' takes {} values here ({}) and is averaged over; pick one with "
+        "--where {}=VALUE\n",
+        a, values.size(), list, a);
   }
 }
 
@@ -200,8 +209,8 @@ double baseline_from_summary(const std::string& where, std::string metric) {
   const train::Json* entry = section ? section->find(split) : nullptr;
   const train::Json* value = entry ? entry->find(what) : nullptr;
   if (!value || !value->is_number())
-    throw std::runtime_error(fmt::format("plot: {} has no {}.{}.{} for the metric '{}' (--baseline-from)", path, when,
-                                         split, what, metric));
+    throw std::runtime_error(fmt::format("plot: {} has no {}.{}.{} for the metric '{}' (--baseline-from)",
+                                         path, when, split, what, metric));
   const double v = std::stod(value->text);
   return what == "acc" ? 100 * v : v;
 }
@@ -389,11 +398,13 @@ int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
   const auto rows = filtered_rows(t, o.where);
   // Labels: --label's column, else every axis column's value joined by spaces.
   std::vector<size_t> label_cols;
-  if (!o.label.empty()) label_cols.push_back(t.col(o.label, "the point labels (--label)"));
+  if (!o.label.empty())
+    label_cols.push_back(t.col(o.label, "the point labels (--label)"));
   else
     for (const std::string& a : axis_columns(t)) label_cols.push_back(t.col(a, "axis"));
   std::vector<std::string> order;
-  std::map<std::string, std::pair<std::pair<double, int>, std::pair<double, int>>> sums;  // label -> (cost, metric)
+  std::map<std::string, std::pair<std::pair<double, int>, std::pair<double, int>>>
+      sums;  // label -> (cost, metric)
   for (const auto* r : rows) {
     std::string label;
     for (size_t c : label_cols) label += (label.empty() ? "" : " ") + (*r)[c];
@@ -425,7 +436,8 @@ int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
     all.y.push_back(y);
     all.point_labels.push_back(l);
   }
-  if (pts.empty()) throw std::runtime_error("plot: " + t.path + ": no row has both " + cost + " and " + t.header[mi]);
+  if (pts.empty())
+    throw std::runtime_error("plot: " + t.path + ": no row has both " + cost + " and " + t.header[mi]);
   const std::vector<size_t> front = train::pareto_front(pts);
   plot::Series f;
   f.label = "Pareto front";
@@ -452,7 +464,8 @@ int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
                            t.header[mi], all.y[k], *o.min_metric);
         continue;
       }
-      kept.x.push_back(all.x[k]), kept.y.push_back(all.y[k]), kept.point_labels.push_back(all.point_labels[k]);
+      kept.x.push_back(all.x[k]), kept.y.push_back(all.y[k]),
+          kept.point_labels.push_back(all.point_labels[k]);
     }
     all = kept;
   }
@@ -482,9 +495,11 @@ int run_plot(const PlotOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 Runner add_plot(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("plot", "Heatmaps, line plots, training curves and Pareto plots from sweep CSV files (SVG, PNG)");
+  CLI::App* cmd = app.add_subcommand(
+      "plot", "Heatmaps, line plots, training curves and Pareto plots from sweep CSV files (SVG, PNG)");
   auto o = std::make_shared<PlotOptions>();
-  cmd->add_option("files", o->files, "results.csv / aggregate.csv of a sweep, or metrics.csv files with --curves")
+  cmd->add_option("files", o->files,
+                  "results.csv / aggregate.csv of a sweep, or metrics.csv files with --curves")
       ->required();
   cmd->add_option("--heatmap", o->heatmap, "X,Y: the metric over two columns (mean over seeds)");
   cmd->add_option("--line", o->line, "X: the metric over one column");
@@ -493,16 +508,18 @@ Runner add_plot(CLI::App& app) {
   cmd->add_option("--pareto", o->pareto,
                   "COST: the metric against a cost column (energy = energy_step_pj, area = area_um2, or any "
                   "column), Pareto front marked and labelled");
-  cmd->add_option("--label", o->label, "With --pareto: the column that labels the points (default: the axes)");
+  cmd->add_option("--label", o->label,
+                  "With --pareto: the column that labels the points (default: the axes)");
   cmd->add_flag("--log-x", o->log_x, "With --pareto: a logarithmic cost axis");
   cmd->add_option("--min-metric", o->min_metric,
                   "With --pareto: leave points whose metric is below this out of the drawing (noted)");
-  CLI::Option* metric = cmd->add_option(
-      "--metric", o->metric, "Column to plot (default final_test_acc; with --curves test_acc)");
+  CLI::Option* metric = cmd->add_option("--metric", o->metric,
+                                        "Column to plot (default final_test_acc; with --curves test_acc)");
   cmd->add_option("--x", o->x_column, "With --curves: the x column (epoch or step; default epoch)");
   cmd->add_option("--where", o->where, "COLUMN=VALUE: keep only these rows (repeatable)");
   cmd->add_option("--baseline", o->baseline, "Baseline value (heatmap: outline cells >= it; lines: dashed)");
-  cmd->add_option("--baseline-from", o->baseline_from, "Take the baseline from an fp32 run's summary.json (or its dir)");
+  cmd->add_option("--baseline-from", o->baseline_from,
+                  "Take the baseline from an fp32 run's summary.json (or its dir)");
   cmd->add_option("--title", o->title, "Title (default: from the metric and filters)");
   cmd->add_option("--out", o->out, "Output file(s), .svg or .png (default: both, next to the input)");
   return [o, metric]() {

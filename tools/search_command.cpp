@@ -44,7 +44,8 @@ struct SearchArgs {
 
 std::string safe(const std::string& s) {
   std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') ? c : '_';
+  for (char c : s)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') ? c : '_';
   return out;
 }
 
@@ -57,7 +58,8 @@ class Search {
       throw std::runtime_error(fmt::format(
           "--metric {}: want one of final_test_acc, final_val_acc, best_test_acc, best_val_acc", a.metric));
     recipe_ = train::load_recipe(a.recipe, with_format(a.baseline));  // checks recipe, sets and key
-    out_ = a.out.empty() ? (fs::path("sweeps") / ("search-" + fs::path(a.recipe).stem().string())).string() : a.out;
+    out_ = a.out.empty() ? (fs::path("sweeps") / ("search-" + fs::path(a.recipe).stem().string())).string()
+                         : a.out;
     ro_.recipe = fs::absolute(a.recipe).lexically_normal().string();
     ro_.runs_dir = (fs::path(out_) / "runs").string();
     ro_.start_log = (fs::path(out_) / "search_log.txt").string();
@@ -137,9 +139,9 @@ class Search {
       auto it = costs_.find(id);
       costs.push_back(it == costs_.end() ? std::nullopt : std::optional<train::CostColumns>(it->second));
     }
-    train::write_file_atomic((fs::path(out_) / "results.csv").string(),
-                             train::results_csv(spec_, points, runs, records, ro_.runs_dir,
-                                                costs_.empty() ? nullptr : &costs));
+    train::write_file_atomic(
+        (fs::path(out_) / "results.csv").string(),
+        train::results_csv(spec_, points, runs, records, ro_.runs_dir, costs_.empty() ? nullptr : &costs));
   }
 
   // --minimize energy: count every candidate's step, then train in ascending energy.
@@ -162,18 +164,22 @@ class Search {
       for (int e = a_.min_exp; e <= start.exp_bits; ++e)
         for (int m = a_.min_man; m <= start.man_bits; ++m) formats.push_back(format_of(e, m));
     }
-    std::cout << fmt::format("search: the cheapest of {} candidates (energy of one training step, {}) with {} "
-                             "within {} of the {} baseline; out {}\n",
-                             formats.size(), model.name, a_.metric, a_.threshold, a_.baseline, out_)
+    std::cout << fmt::format(
+                     "search: the cheapest of {} candidates (energy of one training step, {}) with {} "
+                     "within {} of the {} baseline; out {}\n",
+                     formats.size(), model.name, a_.metric, a_.threshold, a_.baseline, out_)
               << std::flush;
     std::vector<train::EnergyCandidate> cands;
     for (const std::string& f : formats) {
       const Format parsed = parse_format(f);  // an unknown format is an error naming it
       train::EnergyCandidate c;
       c.format = f;
-      if (parsed.family == Family::Ieee && !is_block(parsed)) c.family = "ieee", c.width1 = parsed.exp_bits, c.width2 = parsed.man_bits;
-      else if (parsed.family == Family::Fixed) c.family = "fixed", c.width1 = parsed.nbits, c.width2 = parsed.frac_bits;
-      else c.family = format_name(parsed);
+      if (parsed.family == Family::Ieee && !is_block(parsed))
+        c.family = "ieee", c.width1 = parsed.exp_bits, c.width2 = parsed.man_bits;
+      else if (parsed.family == Family::Fixed)
+        c.family = "fixed", c.width1 = parsed.nbits, c.width2 = parsed.frac_bits;
+      else
+        c.family = format_name(parsed);
       const train::StepCounts counts = train::count_recipe(train::load_recipe(a_.recipe, with_format(f)));
       const train::CostColumns col = train::cost_columns(counts, model);
       c.energy = col.step_pj;
@@ -182,20 +188,24 @@ class Search {
     }
     {
       const Format b = parse_format(a_.baseline);
-      costs_["format=" + safe(format_name(b))] =
-          train::cost_columns(train::count_recipe(train::load_recipe(a_.recipe, with_format(a_.baseline))), model);
+      costs_["format=" + safe(format_name(b))] = train::cost_columns(
+          train::count_recipe(train::load_recipe(a_.recipe, with_format(a_.baseline))), model);
     }
     const double baseline = evaluate({a_.baseline})[0];
     const double base_pj = costs_["format=" + safe(format_name(parse_format(a_.baseline)))].step_pj;
     std::cout << fmt::format("  {:<14} {:>8}  {:>12.4g} pJ  baseline\n", a_.baseline, show(baseline), base_pj)
               << std::flush;
-    if (std::isnan(baseline)) throw std::runtime_error("the baseline run did not finish (see its output.log)");
+    if (std::isnan(baseline))
+      throw std::runtime_error("the baseline run did not finish (see its output.log)");
     train::EnergySearchResult res = train::search_min_energy(
         cands, baseline, a_.threshold, [&](size_t i) { return evaluate({cands[i].format})[0]; },
         [&](const train::EnergyVisit& v) {
           const train::EnergyCandidate& c = cands[v.candidate];
-          std::cout << fmt::format("  {:<14} {:>8}  {:>12.4g} pJ  {}\n", c.format, v.skipped ? "-" : show(v.metric),
-                                   c.energy, v.skipped ? "skipped (a wider one failed)" : v.pass ? "pass" : "FAIL")
+          std::cout << fmt::format("  {:<14} {:>8}  {:>12.4g} pJ  {}\n", c.format,
+                                   v.skipped ? "-" : show(v.metric), c.energy,
+                                   v.skipped ? "skipped (a wider one failed)"
+                                   : v.pass  ? "pass"
+                                             : "FAIL")
                     << std::flush;
         });
     if (!res.found) {
@@ -203,16 +213,18 @@ class Search {
       return 0;
     }
     const train::EnergyCandidate& best = cands[res.best];
-    std::cout << fmt::format("cheapest passing format: {} ({:.4g} pJ per training step, {:.1f}% of {}'s); results in "
-                             "{}\n",
-                             best.format, best.energy, 100 * best.energy / base_pj, a_.baseline,
-                             (fs::path(out_) / "results.csv").string());
+    std::cout << fmt::format(
+        "cheapest passing format: {} ({:.4g} pJ per training step, {:.1f}% of {}'s); results in "
+        "{}\n",
+        best.format, best.energy, 100 * best.energy / base_pj, a_.baseline,
+        (fs::path(out_) / "results.csv").string());
     return 0;
   }
 
   int run() {
     if (a_.minimize == "energy") return run_energy();
-    if (a_.minimize != "bits") throw std::runtime_error("--minimize " + a_.minimize + ": want bits or energy");
+    if (a_.minimize != "bits")
+      throw std::runtime_error("--minimize " + a_.minimize + ": want bits or energy");
     const Format start = parse_format(a_.start);
     if (start.family != Family::Ieee || is_block(start))
       throw std::runtime_error(fmt::format("--start {}: want a floating-point format eXmY", a_.start));
@@ -222,11 +234,13 @@ class Search {
     o.min_exp = a_.min_exp;
     o.min_man = a_.min_man;
     o.threshold = a_.threshold;
-    for (int e = o.min_exp; e <= o.start_exp; ++e) parse_format(format_of(e, o.min_man));  // the template parses
-    std::cout << fmt::format("search over {} = {} from {} (exponent {}..{}, mantissa {}..{}); {} within {} of the "
-                             "{} baseline; out {}\n",
-                             a_.key, a_.tmpl, a_.start, o.min_exp, o.start_exp, o.min_man, o.start_man, a_.metric,
-                             a_.threshold, a_.baseline, out_)
+    for (int e = o.min_exp; e <= o.start_exp; ++e)
+      parse_format(format_of(e, o.min_man));  // the template parses
+    std::cout << fmt::format(
+                     "search over {} = {} from {} (exponent {}..{}, mantissa {}..{}); {} within {} of the "
+                     "{} baseline; out {}\n",
+                     a_.key, a_.tmpl, a_.start, o.min_exp, o.start_exp, o.min_man, o.start_man, a_.metric,
+                     a_.threshold, a_.baseline, out_)
               << std::flush;
     // The baseline and the start are independent: trained together.
     std::vector<double> first = evaluate({a_.baseline, format_of(o.start_exp, o.start_man)});
@@ -234,25 +248,30 @@ class Search {
     std::cout << fmt::format("  {:<14} {:>8}  baseline{}\n", a_.baseline, show(baseline),
                              cached_[last_baseline_id()] ? " (trained before)" : "")
               << std::flush;
-    if (std::isnan(baseline)) throw std::runtime_error("the baseline run did not finish (see its output.log)");
+    if (std::isnan(baseline))
+      throw std::runtime_error("the baseline run did not finish (see its output.log)");
     auto metric = [&](int e, int m) { return evaluate({format_of(e, m)})[0]; };
-    train::FormatSearchResult res = train::search_formats(o, baseline, metric, [&](const train::SearchVisit& v) {
-      std::cout << fmt::format("  {:<14} {:>8}  {}  {}{}\n", format_of(v.exp, v.man), show(v.metric),
-                               v.pass ? "pass" : "FAIL", v.phase,
-                               v.cached ? " (visited before)" : (cached_[last_id_] ? " (trained before)" : ""))
-                << std::flush;
-    });
+    train::FormatSearchResult res =
+        train::search_formats(o, baseline, metric, [&](const train::SearchVisit& v) {
+          std::cout << fmt::format(
+                           "  {:<14} {:>8}  {}  {}{}\n", format_of(v.exp, v.man), show(v.metric),
+                           v.pass ? "pass" : "FAIL", v.phase,
+                           v.cached ? " (visited before)" : (cached_[last_id_] ? " (trained before)" : ""))
+                    << std::flush;
+        });
     if (!res.found) {
       std::cout << fmt::format("the start format {} does not pass: no format found\n", a_.start);
       return 0;
     }
-    std::cout << fmt::format("search ended at {} ({} bits)\n", format_of(res.exp, res.man), 1 + res.exp + res.man);
+    std::cout << fmt::format("search ended at {} ({} bits)\n", format_of(res.exp, res.man),
+                             1 + res.exp + res.man);
     std::string smallest;
     for (const auto& [e, m] : res.smallest) smallest += (smallest.empty() ? "" : ", ") + format_of(e, m);
-    std::cout << fmt::format("smallest passing format(s) visited: {} ({} bits); {} visits, {} formats evaluated; "
-                             "results in {}\n",
-                             smallest, res.smallest.empty() ? 0 : 1 + res.smallest[0].first + res.smallest[0].second,
-                             res.visits.size() + 1, order_.size(), (fs::path(out_) / "results.csv").string());
+    std::cout << fmt::format(
+        "smallest passing format(s) visited: {} ({} bits); {} visits, {} formats evaluated; "
+        "results in {}\n",
+        smallest, res.smallest.empty() ? 0 : 1 + res.smallest[0].first + res.smallest[0].second,
+        res.visits.size() + 1, order_.size(), (fs::path(out_) / "results.csv").string());
     return 0;
   }
 
@@ -283,11 +302,13 @@ Runner add_search_command(CLI::App& app) {
       "search", "Shrink exponent and mantissa widths while accuracy stays near fp32 (docs/studies.md)");
   auto a = std::make_shared<SearchArgs>();
   cmd->add_option("recipe", a->recipe, "The recipe (YAML)")->required();
-  cmd->add_option("--threshold", a->threshold, "Metric points below the baseline that still pass (default 1.0)");
+  cmd->add_option("--threshold", a->threshold,
+                  "Metric points below the baseline that still pass (default 1.0)");
   cmd->add_option("--metric", a->metric,
                   "final_test_acc (default), final_val_acc, best_test_acc or best_val_acc");
   cmd->add_option("--start", a->start, "The widest format, where the search starts (default e8m23)");
-  cmd->add_option("--out", a->out, "Output folder (default sweeps/search-<recipe name>); trained formats are reused");
+  cmd->add_option("--out", a->out,
+                  "Output folder (default sweeps/search-<recipe name>); trained formats are reused");
   cmd->add_option("--jobs", a->jobs, "Runs at once (the baseline and the start train together; default 2)");
   cmd->add_option("--threads", a->threads, "CPU threads per run (default 0: all)");
   cmd->add_option("--set", a->sets, "Set a recipe key in every run (repeatable)")
@@ -300,8 +321,9 @@ Runner add_search_command(CLI::App& app) {
   cmd->add_option("--min-man", a->min_man, "The narrowest mantissa width (default 1)");
   cmd->add_option("--minimize", a->minimize,
                   "bits (default: the width search) or energy (the cheapest passing format, docs/cost.md)");
-  cmd->add_option("--candidates", a->candidates,
-                  "With --minimize energy: the formats to consider, comma-separated (default: the eXmY grid)");
+  cmd->add_option(
+      "--candidates", a->candidates,
+      "With --minimize energy: the formats to consider, comma-separated (default: the eXmY grid)");
   cmd->add_option("--cost-model", a->cost_model, "With --minimize energy: the energy table (docs/cost.md)");
   return [a]() -> int { return Search(*a).run(); };
 }

@@ -9,7 +9,6 @@
 // Exit codes: 0 done, 2 an error (recipe, data, checkpoint; one line on
 // stderr), 3 the loss became NaN/Inf (the line says where).
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,7 +21,6 @@
 
 #include "core/comm.h"
 #include "core/comm_mpi.h"
-
 #include "tools/commands.h"
 #include "train/trainer.h"
 
@@ -101,7 +99,8 @@ Runner add_train_command(CLI::App& app) {
                   "Run directory (default runs/<name>-<time>; on --resume the checkpoint's run)");
   cmd->add_option("--resume", a->resume,
                   "Continue from a checkpoint file or a run directory's newest checkpoint");
-  cmd->add_option("--nproc", a->nproc, "Data-parallel over N CPU ranks: runs mpirun -np N with these arguments")
+  cmd->add_option("--nproc", a->nproc,
+                  "Data-parallel over N CPU ranks: runs mpirun -np N with these arguments")
       ->check(CLI::Range(1, 4096));
   return [a]() -> int {
     if (a->nproc > 0) exec_mpirun(*a);

@@ -7,10 +7,10 @@
 
 #include "core/sparsity.h"
 #include "layers/layer_io.h"
-#include "numerics/approx_mul.h"
-#include "numerics/split_mul_spec.h"
 #include "layers/recurrent_common.h"
+#include "numerics/approx_mul.h"
 #include "numerics/format_spec.h"
+#include "numerics/split_mul_spec.h"
 
 namespace emu::train {
 
@@ -52,7 +52,8 @@ void CountingBackend::begin_step() {
         streams_[mask_key(DrawKey{k.seed, k.stream + st}).stream] = Who{m, layer_label(path), site, st};
   };
   for (const auto& [m, path] : modules_) {
-    for (uint32_t s = static_cast<uint32_t>(DrawSite::Forward); s <= static_cast<uint32_t>(DrawSite::ReadBias); ++s) {
+    for (uint32_t s = static_cast<uint32_t>(DrawSite::Forward);
+         s <= static_cast<uint32_t>(DrawSite::ReadBias); ++s) {
       const DrawSite site = static_cast<DrawSite>(s);
       add(m, path, site, draw_key(*m, site));
       // Recurrent layers key each (layer, direction) apart; direction 2 is the
@@ -78,7 +79,8 @@ CountingBackend::Who CountingBackend::who(DrawKey key) const {
 CountingBackend::Who CountingBackend::who_param(const Tensor& param) const {
   for (const auto& [m, path] : modules_)
     for (const auto& [name, t] : m->named_parameters())
-      if (name.find('.') == std::string::npos && t.same(param)) return Who{m, layer_label(path), DrawSite::Update, 0};
+      if (name.find('.') == std::string::npos && t.same(param))
+        return Who{m, layer_label(path), DrawSite::Update, 0};
   return Who{nullptr, "(optimizer)", DrawSite::Update, 0};
 }
 
@@ -86,9 +88,12 @@ Format CountingBackend::read_format(const Who& w, Role r) const {
   if (!w.module) return Format{};
   const LayerNumerics cn = compute_numerics(w.module->numerics());
   switch (r) {
-    case Role::Weights: return cn.weights;
-    case Role::Activations: return cn.activations;
-    case Role::Grads: return cn.grads;
+    case Role::Weights:
+      return cn.weights;
+    case Role::Activations:
+      return cn.activations;
+    case Role::Grads:
+      return cn.grads;
   }
   return Format{};
 }
@@ -103,14 +108,19 @@ Format CountingBackend::write_format(const Who& w) const {
 
 static std::string mul_mode(const MacPolicy& p) {
   if (p.mul_exact) return "exact";
-  if (has_approx_mul(p.lut)) return approx_mul_spec_of(p);  // "lut:<model>:<format>"
+  if (has_approx_mul(p.lut)) return approx_mul_spec_of(p);        // "lut:<model>:<format>"
   if (p.split != SplitMul::None) return split_mul_name(p.split);  // "split:fp32b", ...
   return format_name(p.mul);
 }
 
 void CountingBackend::mac(const Who& w, const MacPolicy& p, Role ra, Role rb, int64_t terms, int64_t masked) {
-  CountKey k{w.layer, phase_, Category::Mac, format_name(read_format(w, ra)), format_name(read_format(w, rb)),
-             format_name(p.acc), mul_mode(p)};
+  CountKey k{w.layer,
+             phase_,
+             Category::Mac,
+             format_name(read_format(w, ra)),
+             format_name(read_format(w, rb)),
+             format_name(p.acc),
+             mul_mode(p)};
   counts_.add(k, terms - masked);
   k.category = Category::MacMasked;
   counts_.add(k, masked);

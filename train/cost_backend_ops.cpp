@@ -33,7 +33,8 @@ void chunk_promotions(CountingBackend& c, const Who& w, const MacPolicy& p, int6
 }
 
 // Sum over the window positions (o, k) of one dimension that fall inside [0, size).
-int64_t taps_inside(int64_t size, int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+int64_t taps_inside(int64_t size, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
+                    int64_t dilation) {
   int64_t n = 0;
   for (int64_t o = 0; o < out; ++o)
     for (int64_t k = 0; k < kernel; ++k) {
@@ -73,7 +74,8 @@ struct CostOps {
   static void count(CountingBackend&, OpTag<Op::upload>, const float*, const Tensor&) {}
   static void count(CountingBackend&, OpTag<Op::download>, const Tensor&, float*) {}
   static void count(CountingBackend&, OpTag<Op::count_nonfinite>, const Tensor&, int64_t*) {}
-  static void count(CountingBackend&, OpTag<Op::quantize>, const Format&, const Tensor&, const Tensor&, DrawKey) {}
+  static void count(CountingBackend&, OpTag<Op::quantize>, const Format&, const Tensor&, const Tensor&,
+                    DrawKey) {}
   static void count(CountingBackend&, OpTag<Op::apply_mask>, const Tensor&, const Tensor&, const Tensor&) {}
 
   // Autograd's gradient accumulation: one fp32 addition per element.
@@ -83,8 +85,8 @@ struct CostOps {
   }
 
   // Block formats: the scale of each block is metadata read with the block.
-  static void count(CountingBackend& c, OpTag<Op::quantize_blocks>, const Format& f, const Tensor&, const Tensor&,
-                    const ReadLayout& layout, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::quantize_blocks>, const Format& f, const Tensor&,
+                    const Tensor&, const ReadLayout& layout, DrawKey key) {
     const Who w = c.who(key);
     const int64_t blocks =
         f.block.size > 0 ? layout.outer * layout.inner * ceil_div(layout.len, f.block.size) : 1;
@@ -93,8 +95,8 @@ struct CostOps {
 
   // N:M masks: the mask is kept for the products that follow; the hardware's
   // metadata is the position of each kept element in its group, ceil(log2 M) bits.
-  static void count(CountingBackend& c, OpTag<Op::nm_mask>, const NmParams& p, const Tensor&, const Tensor& mask,
-                    DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::nm_mask>, const NmParams& p, const Tensor&,
+                    const Tensor& mask, DrawKey key) {
     const Who w = c.who(key);
     std::vector<float> m = mask.to_vector();
     std::vector<uint8_t> bytes(m.size());
@@ -139,7 +141,8 @@ struct CostOps {
     if (wm) w_by_k = w.site == DrawSite::Forward ? dropped_per_col(*wm, K) : dropped_per_row(*wm, N);
     if (gm) g_by_k = w.site == DrawSite::GradWeight ? dropped_per_row(*gm, M) : dropped_per_col(*gm, K);
     for (int64_t k = 0; k < K; ++k) {
-      const int64_t dw = wm ? w_by_k[static_cast<size_t>(k)] : 0, dg = gm ? g_by_k[static_cast<size_t>(k)] : 0;
+      const int64_t dw = wm ? w_by_k[static_cast<size_t>(k)] : 0,
+                    dg = gm ? g_by_k[static_cast<size_t>(k)] : 0;
       masked += M * dw + N * dg - dg * dw;
     }
     c.mac(w, p, ra, rb, M * N * K, masked);
@@ -171,8 +174,9 @@ struct CostOps {
   }
 
   // conv2d_grad_input: gx (N,Cin,H,W), K = Cout/G*KH*KW terms each (off-grid taps are zero-operand terms).
-  static void count(CountingBackend& c, OpTag<Op::conv2d_grad_input>, const MacPolicy& p, const Conv2dParams& cp,
-                    const Tensor& gy, const Tensor& wt, const Tensor& gx, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::conv2d_grad_input>, const MacPolicy& p,
+                    const Conv2dParams& cp, const Tensor& gy, const Tensor& wt, const Tensor& gx,
+                    DrawKey key) {
     const Who w = c.who(key);
     const int64_t K = wt.dim(0) / cp.groups * wt.dim(2) * wt.dim(3);
     int64_t masked = 0;
@@ -191,12 +195,13 @@ struct CostOps {
   }
 
   // conv2d_grad_weight: gw (Cout,Cin/G,KH,KW), K = N*OH*OW terms each.
-  static void count(CountingBackend& c, OpTag<Op::conv2d_grad_weight>, const MacPolicy& p, const Conv2dParams&,
-                    const Tensor& x, const Tensor& gy, const Tensor& gw, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::conv2d_grad_weight>, const MacPolicy& p,
+                    const Conv2dParams&, const Tensor& x, const Tensor& gy, const Tensor& gw, DrawKey key) {
     const Who w = c.who(key);
     const int64_t K = gy.dim(0) * gy.dim(2) * gy.dim(3);
     int64_t masked = 0;
-    if (const auto* gm = c.mask(w, DrawSite::ReadGrad); gm && static_cast<int64_t>(gm->size()) == gy.numel()) {
+    if (const auto* gm = c.mask(w, DrawSite::ReadGrad);
+        gm && static_cast<int64_t>(gm->size()) == gy.numel()) {
       const int64_t per_grad = gw.numel() / gw.dim(0);  // each gy element meets Cin/G*KH*KW weights
       for (uint8_t keep : *gm) masked += keep ? 0 : per_grad;
     }
@@ -218,8 +223,8 @@ struct CostOps {
 
   // spmm: nnz stored entries times N columns; the dense operand is the layer's
   // parameter (sparse features times weights) or its input (adjacency times features).
-  static void count(CountingBackend& c, OpTag<Op::spmm>, const MacPolicy& p, const CsrMatrix& a, const Tensor& b,
-                    const Tensor* bias, const Tensor& out, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::spmm>, const MacPolicy& p, const CsrMatrix& a,
+                    const Tensor& b, const Tensor* bias, const Tensor& out, DrawKey key) {
     const Who w = c.who(key);
     const int64_t N = b.dim(1);
     bool b_is_weight = false;
@@ -229,7 +234,8 @@ struct CostOps {
     const Role ra = b_is_weight ? Role::Activations : Role::Weights;
     const Role rb = b_is_weight ? Role::Weights : Role::Activations;
     int64_t masked = 0;
-    if (const auto* wm = c.mask(w, DrawSite::ReadWeights); b_is_weight && wm && static_cast<int64_t>(wm->size()) == b.numel()) {
+    if (const auto* wm = c.mask(w, DrawSite::ReadWeights);
+        b_is_weight && wm && static_cast<int64_t>(wm->size()) == b.numel()) {
       // Row k of b meets the stored entries of column k.
       const std::vector<int64_t> d = dropped_per_row(*wm, N);
       for (int32_t k : a.col_idx) masked += d[static_cast<size_t>(k)];
@@ -237,7 +243,8 @@ struct CostOps {
     c.mac(w, p, ra, rb, a.nnz() * N, masked);
     int64_t promotions = 0;
     if (p.chunk > 0)
-      for (int64_t r = 0; r < a.rows; ++r) promotions += ceil_div(a.row_ptr[r + 1] - a.row_ptr[r], p.chunk) * N;
+      for (int64_t r = 0; r < a.rows; ++r)
+        promotions += ceil_div(a.row_ptr[r + 1] - a.row_ptr[r], p.chunk) * N;
     if (promotions) {
       MacPolicy outer = p;
       outer.acc = p.acc_outer;
@@ -261,7 +268,8 @@ struct CostOps {
     if (const auto* gm = c.mask(w, DrawSite::ReadGrad); gm && static_cast<int64_t>(gm->size()) == b.numel()) {
       // Row r of the gradient meets the stored entries of row r of a.
       const std::vector<int64_t> d = dropped_per_row(*gm, N);
-      for (int64_t r = 0; r < a.rows; ++r) masked += (a.row_ptr[r + 1] - a.row_ptr[r]) * d[static_cast<size_t>(r)];
+      for (int64_t r = 0; r < a.rows; ++r)
+        masked += (a.row_ptr[r + 1] - a.row_ptr[r]) * d[static_cast<size_t>(r)];
     }
     c.mac(w, p, Role::Grads, ra, a.nnz() * N, masked);
     if (p.chunk > 0) c.uncounted("spmm_transposed: chunk promotions");
@@ -300,12 +308,15 @@ struct CostOps {
     return fn.pwl() ? "pwl:" + std::to_string(fn.pieces) : "exact";
   }
 
-  static void count(CountingBackend& c, OpTag<Op::activation_forward>, Activation kind, const FunctionApprox& fn,
-                    const Format& out, const Tensor& x, const Tensor& y, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::activation_forward>, Activation kind,
+                    const FunctionApprox& fn, const Format& out, const Tensor& x, const Tensor& y,
+                    DrawKey key) {
     const Who w = c.who(key);
     const int64_t n = x.numel();
-    if (kind == Activation::Relu) c.op(w, "cmp", out, n);
-    else c.function(w, activation_name(kind), fn_mode(fn), out, n);
+    if (kind == Activation::Relu)
+      c.op(w, "cmp", out, n);
+    else
+      c.function(w, activation_name(kind), fn_mode(fn), out, n);
     c.read(w, Role::Activations, n);
     c.write(w, y.numel());
   }
@@ -313,8 +324,9 @@ struct CostOps {
   // Backward per element (docs/layers_elementwise.md): relu a select; tanh and
   // sigmoid two products and a subtraction from y; gelu and silu their
   // derivative (a function evaluation) times gy; pwl the piece's slope times gy.
-  static void count(CountingBackend& c, OpTag<Op::activation_backward>, Activation kind, const FunctionApprox& fn,
-                    const Format& g, const Tensor&, const Tensor&, const Tensor& gy, const Tensor& gx, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::activation_backward>, Activation kind,
+                    const FunctionApprox& fn, const Format& g, const Tensor&, const Tensor&, const Tensor& gy,
+                    const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     const int64_t n = gy.numel();
     if (kind == Activation::Relu) {
@@ -372,8 +384,8 @@ struct CostOps {
     c.read(w, Role::Activations, x.numel());
     c.write(w, x.numel());
   }
-  static void count(CountingBackend& c, OpTag<Op::softmax_forward>, const MacPolicy& p, bool log, const Tensor& x,
-                    const Tensor&, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::softmax_forward>, const MacPolicy& p, bool log,
+                    const Tensor& x, const Tensor&, DrawKey key) {
     softmax(c, p, log, "exact", x, key);
   }
   static void count(CountingBackend& c, OpTag<Op::softmax_forward_fn>, const MacPolicy& p, bool log,
@@ -419,9 +431,9 @@ struct CostOps {
     c.op(w, "div", p.out, 1);
   }
   // Backward: w' = w / count, then per element of the kept rows exp, subtraction, product.
-  static void count(CountingBackend& c, OpTag<Op::cross_entropy_backward>, const Format& g, const Tensor& logp,
-                    const Tensor& targets, int64_t ignore_index, float, float, const Tensor&, const Tensor& gx,
-                    DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::cross_entropy_backward>, const Format& g,
+                    const Tensor& logp, const Tensor& targets, int64_t ignore_index, float, float,
+                    const Tensor&, const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     const int64_t C = logp.dim(-1), n = kept_rows(targets, ignore_index) * C;
     c.op(w, "div", g, 1);
@@ -442,8 +454,8 @@ struct CostOps {
     c.read(w, Role::Activations, n + target.numel());
     c.write(w, diff.numel());
   }
-  static void count(CountingBackend& c, OpTag<Op::mse_backward>, const Format& g, const Tensor& diff, const Tensor&,
-                    const Tensor& gx, Tensor* gtarget, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::mse_backward>, const Format& g, const Tensor& diff,
+                    const Tensor&, const Tensor& gx, Tensor* gtarget, DrawKey key) {
     const Who w = c.who(key);
     c.op(w, "mul", g, 1);
     c.op(w, "div", g, 1);
@@ -453,8 +465,8 @@ struct CostOps {
   }
 
   // --- pooling ---
-  static void count(CountingBackend& c, OpTag<Op::max_pool2d_forward>, const Format& out, const Pool2dParams& pp,
-                    const Tensor& x, const Tensor& y, const Tensor&, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::max_pool2d_forward>, const Format& out,
+                    const Pool2dParams& pp, const Tensor& x, const Tensor& y, const Tensor&, DrawKey key) {
     const Who w = c.who(key);
     const int64_t NC = x.dim(0) * x.dim(1);
     const int64_t taps = taps_inside(x.dim(2), y.dim(2), pp.kernel_h, pp.stride_h, pp.pad_h, 1) *
@@ -464,8 +476,8 @@ struct CostOps {
     c.write(w, y.numel());
   }
   // Backward: each (output, input tap) pair is a term of the input's sum.
-  static void count(CountingBackend& c, OpTag<Op::max_pool2d_backward>, const MacPolicy& p, const Pool2dParams& pp,
-                    const Tensor& gy, const Tensor&, const Tensor& gx, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::max_pool2d_backward>, const MacPolicy& p,
+                    const Pool2dParams& pp, const Tensor& gy, const Tensor&, const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     const int64_t NC = gx.dim(0) * gx.dim(1);
     const int64_t taps = taps_inside(gx.dim(2), gy.dim(2), pp.kernel_h, pp.stride_h, pp.pad_h, 1) *
@@ -475,16 +487,16 @@ struct CostOps {
     c.write(w, gx.numel());
   }
   // Average: KH*KW terms per output (padding counted, count_include_pad), one quotient.
-  static void count(CountingBackend& c, OpTag<Op::avg_pool2d_forward>, const MacPolicy& p, const Pool2dParams& pp,
-                    const Tensor& x, const Tensor& y, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::avg_pool2d_forward>, const MacPolicy& p,
+                    const Pool2dParams& pp, const Tensor& x, const Tensor& y, DrawKey key) {
     const Who w = c.who(key);
     c.sum(w, p, y.numel() * pp.kernel_h * pp.kernel_w);
     c.op(w, "div", p.out, y.numel());
     c.read(w, Role::Activations, x.numel());
     c.write(w, y.numel());
   }
-  static void count(CountingBackend& c, OpTag<Op::avg_pool2d_backward>, const MacPolicy& p, const Pool2dParams& pp,
-                    const Tensor& gy, const Tensor& gx, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::avg_pool2d_backward>, const MacPolicy& p,
+                    const Pool2dParams& pp, const Tensor& gy, const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     const int64_t NC = gx.dim(0) * gx.dim(1);
     c.op(w, "div", p.out, gy.numel());
@@ -499,8 +511,8 @@ struct CostOps {
     for (int64_t o = 0; o < out; ++o) n += (((o + 1) * in + out - 1) / out) - (o * in / out);
     return n;
   }
-  static void count(CountingBackend& c, OpTag<Op::adaptive_avg_pool2d_forward>, const MacPolicy& p, const Tensor& x,
-                    const Tensor& y, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::adaptive_avg_pool2d_forward>, const MacPolicy& p,
+                    const Tensor& x, const Tensor& y, DrawKey key) {
     const Who w = c.who(key);
     c.sum(w, p, x.dim(0) * x.dim(1) * adaptive_taps(x.dim(2), y.dim(2)) * adaptive_taps(x.dim(3), y.dim(3)));
     c.op(w, "div", p.out, y.numel());
@@ -511,7 +523,8 @@ struct CostOps {
                     const Tensor& gy, const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     c.op(w, "div", p.out, gy.numel());
-    c.sum(w, p, gx.dim(0) * gx.dim(1) * adaptive_taps(gx.dim(2), gy.dim(2)) * adaptive_taps(gx.dim(3), gy.dim(3)));
+    c.sum(w, p,
+          gx.dim(0) * gx.dim(1) * adaptive_taps(gx.dim(2), gy.dim(2)) * adaptive_taps(gx.dim(3), gy.dim(3)));
     c.read(w, Role::Grads, gy.numel());
     c.write(w, gx.numel());
   }
@@ -521,16 +534,16 @@ struct CostOps {
                     const Tensor& mean, const Tensor&, const Tensor&, DrawKey key) {
     const Who w = c.who(key);
     const int64_t C = mean.numel(), n = x.numel();
-    c.sum(w, p, n);                                     // sum1
-    c.op(w, "add", p.out, n);                           // d = x - mean
+    c.sum(w, p, n);                                           // sum1
+    c.op(w, "add", p.out, n);                                 // d = x - mean
     c.mac(w, p, Role::Activations, Role::Activations, n, 0);  // sum2 of d*d
-    c.op(w, "div", p.out, 3 * C);                       // mean, var, var_unbiased
+    c.op(w, "div", p.out, 3 * C);                             // mean, var, var_unbiased
     c.read(w, Role::Activations, n);
     c.write(w, 3 * C);
   }
   static void count(CountingBackend& c, OpTag<Op::batch_norm_normalize>, const Format& out, float,
-                    const Tensor& x, const Tensor& mean, const Tensor&, const Tensor* gamma, const Tensor* beta,
-                    const Tensor& y, const Tensor&, const Tensor&, DrawKey key) {
+                    const Tensor& x, const Tensor& mean, const Tensor&, const Tensor* gamma,
+                    const Tensor* beta, const Tensor& y, const Tensor&, const Tensor&, DrawKey key) {
     const Who w = c.who(key);
     const int64_t C = mean.numel(), n = x.numel();
     c.op(w, "add", out, C);
@@ -548,8 +561,8 @@ struct CostOps {
     c.op(w, "add", out, 2 * mean.numel());
   }
   static void count(CountingBackend& c, OpTag<Op::batch_norm_backward>, const MacPolicy& p, bool batch_stats,
-                    const Tensor& gy, const Tensor&, const Tensor& invstd, const Tensor*, Tensor* gx,
-                    Tensor*, Tensor*, DrawKey key) {
+                    const Tensor& gy, const Tensor&, const Tensor& invstd, const Tensor*, Tensor* gx, Tensor*,
+                    Tensor*, DrawKey key) {
     const Who w = c.who(key);
     const int64_t C = invstd.numel(), n = gy.numel();
     c.sum(w, p, n);                                     // sg
@@ -570,9 +583,9 @@ struct CostOps {
   }
 
   // --- layer norm (core/backend_ops_attention.h), rows of D ---
-  static void count(CountingBackend& c, OpTag<Op::layer_norm_forward>, const MacPolicy& p, float, const Tensor& x,
-                    const Tensor* gamma, const Tensor* beta, const Tensor& y, const Tensor&, const Tensor&,
-                    DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::layer_norm_forward>, const MacPolicy& p, float,
+                    const Tensor& x, const Tensor* gamma, const Tensor* beta, const Tensor& y, const Tensor&,
+                    const Tensor&, DrawKey key) {
     const Who w = c.who(key);
     const int64_t n = x.numel(), rows = n / x.dim(-1);
     c.sum(w, p, n);                                           // sum1
@@ -580,14 +593,14 @@ struct CostOps {
     c.op(w, "add", p.out, n + rows + (beta ? n : 0));         // d = x - mean, var + eps, + beta
     c.mac(w, p, Role::Activations, Role::Activations, n, 0);  // sum2 of d*d
     c.function(w, "rsqrt", "exact", p.out, rows);
-    c.op(w, "mul", p.out, n * (gamma ? 2 : 1));               // xhat, * gamma
+    c.op(w, "mul", p.out, n * (gamma ? 2 : 1));  // xhat, * gamma
     c.read(w, Role::Activations, n);
     c.read(w, Role::Weights, (gamma ? gamma->numel() : 0) + (beta ? beta->numel() : 0));
     c.write(w, 2 * y.numel());  // y and xhat
   }
   static void count(CountingBackend& c, OpTag<Op::layer_norm_backward>, const MacPolicy& p, const Tensor& gy,
-                    const Tensor&, const Tensor&, const Tensor* gamma, Tensor* gx, Tensor* ggamma, Tensor* gbeta,
-                    DrawKey key) {
+                    const Tensor&, const Tensor&, const Tensor* gamma, Tensor* gx, Tensor* ggamma,
+                    Tensor* gbeta, DrawKey key) {
     const Who w = c.who(key);
     const int64_t n = gy.numel(), D = gy.dim(-1), rows = n / D;
     if (gamma) c.op(w, "mul", p.out, n);  // gh
@@ -620,22 +633,22 @@ struct CostOps {
         *nonempty_rows += k > 0 ? H : 0;
       }
   }
-  static void attention_softmax(CountingBackend& c, const MacPolicy& p, const std::string& exp_mode, bool causal,
-                                const Tensor& s, const Tensor* key_padding, DrawKey key) {
+  static void attention_softmax(CountingBackend& c, const MacPolicy& p, const std::string& exp_mode,
+                                bool causal, const Tensor& s, const Tensor* key_padding, DrawKey key) {
     const Who w = c.who(key);
     int64_t u = 0, rows = 0;
     attention_rows(s, key_padding, causal, &u, &rows);
-    c.op(w, "mul", p.out, u);          // z = s * scale
-    c.op(w, "cmp", p.out, u - rows);   // the max of each row
-    c.op(w, "add", p.out, u);          // z - m
+    c.op(w, "mul", p.out, u);         // z = s * scale
+    c.op(w, "cmp", p.out, u - rows);  // the max of each row
+    c.op(w, "add", p.out, u);         // z - m
     c.function(w, "exp", exp_mode, p.out, u);
     c.sum(w, p, u);
     c.op(w, "div", p.out, u);
     c.read(w, Role::Activations, s.numel());
     c.write(w, s.numel());
   }
-  static void count(CountingBackend& c, OpTag<Op::attention_softmax_forward>, const MacPolicy& p, float, bool causal,
-                    const Tensor& s, const Tensor* key_padding, const Tensor&, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::attention_softmax_forward>, const MacPolicy& p, float,
+                    bool causal, const Tensor& s, const Tensor* key_padding, const Tensor&, DrawKey key) {
     attention_softmax(c, p, "exact", causal, s, key_padding, key);
   }
   static void count(CountingBackend& c, OpTag<Op::attention_softmax_forward_fn>, const MacPolicy& p,
@@ -658,16 +671,16 @@ struct CostOps {
   }
 
   // --- sequence ops ---
-  static void count(CountingBackend& c, OpTag<Op::index_gather>, const Format&, const Tensor&, const Tensor& x,
-                    const Tensor& y, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::index_gather>, const Format&, const Tensor&,
+                    const Tensor& x, const Tensor& y, DrawKey key) {
     const Who w = c.who(key);  // a lookup: no arithmetic
     c.read(w, x.numel() == y.numel() ? Role::Activations : Role::Weights, y.numel());
     c.write(w, y.numel());
     (void)x;
   }
   // One term per occurrence of a selected index that is not `skip`.
-  static void count(CountingBackend& c, OpTag<Op::index_sum>, const MacPolicy& p, const Tensor& index, int64_t skip,
-                    const Tensor& src, const Tensor& dst, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::index_sum>, const MacPolicy& p, const Tensor& index,
+                    int64_t skip, const Tensor& src, const Tensor& dst, DrawKey key) {
     const Who w = c.who(key);
     int64_t used = 0;
     for (float v : index.to_vector()) used += static_cast<int64_t>(v) != skip;
@@ -683,8 +696,8 @@ struct CostOps {
     for (float m : mask->to_vector()) v += m != 0.0f;
     return v;
   }
-  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_forward>, const MacPolicy& p, int time_dim,
-                    const Tensor& x, const Tensor* mask, const Tensor& y, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_forward>, const MacPolicy& p,
+                    int time_dim, const Tensor& x, const Tensor* mask, const Tensor& y, DrawKey key) {
     const Who w = c.who(key);
     const int64_t C = y.dim(1);
     c.sum(w, p, C * valid_steps(mask, x.dim(0), x.dim(time_dim)));
@@ -692,8 +705,8 @@ struct CostOps {
     c.read(w, Role::Activations, x.numel());
     c.write(w, y.numel());
   }
-  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_backward>, const MacPolicy& p, int time_dim,
-                    const Tensor& gy, const Tensor* mask, const Tensor& gx, DrawKey key) {
+  static void count(CountingBackend& c, OpTag<Op::temporal_avg_pool_backward>, const MacPolicy& p,
+                    int time_dim, const Tensor& gy, const Tensor* mask, const Tensor& gx, DrawKey key) {
     const Who w = c.who(key);
     c.op(w, "div", p.out, gy.numel());
     c.sum(w, p, gy.dim(1) * valid_steps(mask, gx.dim(0), gx.dim(time_dim)));  // one-term sums
@@ -729,30 +742,31 @@ struct CostOps {
     const std::string sig = fn_mode(fns.sigmoid), th = fn_mode(fns.tanh);
     c.function(w, "sigmoid", sig, p.out, V * H * (lstm ? 3 : 2));
     c.function(w, "tanh", th, p.out, V * H * (lstm ? 2 : 1));
-    c.op(w, "mul", p.out, V * H * (lstm ? 3 : 2));  // LSTM f*c, i*g, o*tanh(c); GRU r*a_nh, z*(h-n)
-    c.op(w, "add", p.out, V * H * (lstm ? 1 : 3));  // LSTM c sum; GRU a_nx +, h - n, n +
+    c.op(w, "mul", p.out, V * H * (lstm ? 3 : 2));        // LSTM f*c, i*g, o*tanh(c); GRU r*a_nh, z*(h-n)
+    c.op(w, "add", p.out, V * H * (lstm ? 1 : 3));        // LSTM c sum; GRU a_nx +, h - n, n +
     c.read(w, Role::Activations, x.numel() + N * T * H);  // x and the read state rows
     c.read(w, Role::Weights, w_ih.numel() + w_hh.numel() + (bias ? bias->numel() : 0));
     c.write(w, y.numel());
   }
   static void count(CountingBackend& c, OpTag<Op::lstm_forward>, const MacPolicy& p, const GateFunctions& fns,
                     const Format&, const Tensor& x, const Tensor&, const Tensor&, const Tensor& w_ih,
-                    const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool, const Tensor& y, const Tensor&,
-                    const Tensor&, const Tensor&, const Tensor&, Tensor*, Tensor*, DrawKey key) {
+                    const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool, const Tensor& y,
+                    const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor*, Tensor*,
+                    DrawKey key) {
     recurrent_forward(c, p, fns, true, x, w_ih, w_hh, bias, mask, y, key);
   }
   static void count(CountingBackend& c, OpTag<Op::gru_forward>, const MacPolicy& p, const GateFunctions& fns,
                     const Format&, const Tensor& x, const Tensor&, const Tensor& w_ih, const Tensor& w_hh,
-                    const Tensor* bias, const Tensor* mask, bool, const Tensor& y, const Tensor&, const Tensor&,
-                    const Tensor&, Tensor*, Tensor*, DrawKey key) {
+                    const Tensor* bias, const Tensor* mask, bool, const Tensor& y, const Tensor&,
+                    const Tensor&, const Tensor&, Tensor*, Tensor*, DrawKey key) {
     recurrent_forward(c, p, fns, false, x, w_ih, w_hh, bias, mask, y, key);
   }
   // Backward per valid step: the cell's gate gradients (LSTM 7 additions and 16
   // products per unit, GRU 5 and 10), dh_{t-1} over G*H gate units (GRU + dd);
   // then over the valid rows: dx (G*H terms), dw_ih and dw_hh (one term per row), dbias (sums).
   static void recurrent_backward(CountingBackend& c, const MacPolicy& p, bool lstm, const Tensor& w_ih,
-                                 const Tensor& w_hh, const Tensor& xh, const Tensor* mask, Tensor* dx, Tensor* dw_ih,
-                                 Tensor* dw_hh, Tensor* dbias, DrawKey key) {
+                                 const Tensor& w_hh, const Tensor& xh, const Tensor* mask, Tensor* dx,
+                                 Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, DrawKey key) {
     const Who w = c.who(key);
     const int64_t N = xh.dim(0), T = xh.dim(1), H = w_hh.dim(1), I = w_ih.dim(1), G = lstm ? 4 : 3;
     const int64_t V = valid_steps(mask, N, T);
@@ -770,14 +784,14 @@ struct CostOps {
   }
   static void count(CountingBackend& c, OpTag<Op::lstm_backward>, const MacPolicy& p, const GateFunctions&,
                     const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor&, const Tensor*,
-                    const Tensor*, const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx, Tensor* dw_ih,
-                    Tensor* dw_hh, Tensor* dbias, const Tensor&, const Tensor&, DrawKey key) {
+                    const Tensor*, const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx,
+                    Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, const Tensor&, const Tensor&, DrawKey key) {
     recurrent_backward(c, p, true, w_ih, w_hh, xh, mask, dx, dw_ih, dw_hh, dbias, key);
   }
   static void count(CountingBackend& c, OpTag<Op::gru_backward>, const MacPolicy& p, const GateFunctions&,
                     const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor&, const Tensor*,
-                    const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh,
-                    Tensor* dbias, const Tensor&, DrawKey key) {
+                    const Tensor*, const Tensor*, const Tensor* mask, bool, Tensor* dx, Tensor* dw_ih,
+                    Tensor* dw_hh, Tensor* dbias, const Tensor&, DrawKey key) {
     recurrent_backward(c, p, false, w_ih, w_hh, xh, mask, dx, dw_ih, dw_hh, dbias, key);
   }
 
@@ -806,7 +820,8 @@ struct CostOps {
     const Who w = c.who_param(param);
     const Format& f = o.update_format;
     const int64_t n = param.numel();
-    int64_t muls = 6, adds = 4;  // m: 2 mul 1 add; v: 3 mul 1 add; p - (lr*mhat)/(sqrt(vhat)+eps): 1 mul 2 add
+    int64_t muls = 6,
+            adds = 4;  // m: 2 mul 1 add; v: 3 mul 1 add; p - (lr*mhat)/(sqrt(vhat)+eps): 1 mul 2 add
     if (o.weight_decay != 0) muls += 1, adds += 1;
     c.op(w, "mul", f, muls * n);
     c.op(w, "add", f, adds * n);
@@ -824,9 +839,9 @@ struct CostOps {
   }
 };
 
-#define EMU_COST_DEFINE_OP(name, params, args) \
-  void CountingBackend::name params {           \
-    inner_.name args;                           \
+#define EMU_COST_DEFINE_OP(name, params, args)                      \
+  void CountingBackend::name params {                               \
+    inner_.name args;                                               \
     CostOps::count(*this, OpTag<Op::name>{}, EMU_COST_UNPACK args); \
   }
 #define EMU_COST_UNPACK(...) __VA_ARGS__

@@ -6,23 +6,34 @@ namespace emu::train {
 
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::Update: return "update";
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    case Phase::Update:
+      return "update";
   }
   return "?";
 }
 
 const char* category_name(Category c) {
   switch (c) {
-    case Category::Mac: return "mac";
-    case Category::MacMasked: return "mac_masked";
-    case Category::Add: return "add";
-    case Category::Op: return "op";
-    case Category::Function: return "function";
-    case Category::Read: return "read_bits";
-    case Category::Write: return "write_bits";
-    case Category::Meta: return "meta_bits";
+    case Category::Mac:
+      return "mac";
+    case Category::MacMasked:
+      return "mac_masked";
+    case Category::Add:
+      return "add";
+    case Category::Op:
+      return "op";
+    case Category::Function:
+      return "function";
+    case Category::Read:
+      return "read_bits";
+    case Category::Write:
+      return "write_bits";
+    case Category::Meta:
+      return "meta_bits";
   }
   return "?";
 }

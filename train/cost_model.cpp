@@ -97,8 +97,8 @@ UnitCost unit(const YAML::Node& n, const std::string& source, const std::string&
 struct Shape {
   bool integer = false;  // fixed point / integer elements: an integer unit of `width`
   int width = 0;
-  int p = 0, e = 0;      // otherwise: significand bits (with the hidden one) and exponent bits
-  int posit_bits = 0;    // > 0 for posits: decode / encode overhead of this width
+  int p = 0, e = 0;    // otherwise: significand bits (with the hidden one) and exponent bits
+  int posit_bits = 0;  // > 0 for posits: decode / encode overhead of this width
 };
 
 Shape shape_of(const std::string& name) {
@@ -226,8 +226,10 @@ CostModel parse_cost_model(const std::string& yaml, const std::string& source) {
       } catch (const std::exception& e) {
         fail(source, key, e.what());
       }
-      if (f.family != Family::Ieee || is_block(f)) fail(source, key, "an IEEE-like format (eXmY, fp16, ...) is expected");
-      (op[0] == 'a' ? m.float_add : m.float_mul).push_back({name, f.exp_bits, f.man_bits, unit(kv.second, source, key)});
+      if (f.family != Family::Ieee || is_block(f))
+        fail(source, key, "an IEEE-like format (eXmY, fp16, ...) is expected");
+      (op[0] == 'a' ? m.float_add : m.float_mul)
+          .push_back({name, f.exp_bits, f.man_bits, unit(kv.second, source, key)});
     }
   }
   if (!root["memory"]) fail(source, "memory", "missing");
@@ -246,9 +248,12 @@ CostModel parse_cost_model(const std::string& yaml, const std::string& source) {
     check_keys(r, source, "rules",
                {"posit_decode_adds", "posit_encode_adds", "function_exact", "approx_mul_factor", "div_muls",
                 "sqrt_muls"});
-    if (r["posit_decode_adds"]) m.posit_decode_adds = number(r["posit_decode_adds"], source, "rules.posit_decode_adds");
-    if (r["posit_encode_adds"]) m.posit_encode_adds = number(r["posit_encode_adds"], source, "rules.posit_encode_adds");
-    if (r["approx_mul_factor"]) m.approx_mul_factor = number(r["approx_mul_factor"], source, "rules.approx_mul_factor");
+    if (r["posit_decode_adds"])
+      m.posit_decode_adds = number(r["posit_decode_adds"], source, "rules.posit_decode_adds");
+    if (r["posit_encode_adds"])
+      m.posit_encode_adds = number(r["posit_encode_adds"], source, "rules.posit_encode_adds");
+    if (r["approx_mul_factor"])
+      m.approx_mul_factor = number(r["approx_mul_factor"], source, "rules.approx_mul_factor");
     if (r["div_muls"]) m.div_muls = number(r["div_muls"], source, "rules.div_muls");
     if (r["sqrt_muls"]) m.sqrt_muls = number(r["sqrt_muls"], source, "rules.sqrt_muls");
     if (const YAML::Node f = r["function_exact"]) {
@@ -355,14 +360,20 @@ double bit_cost(const CostModel& m) { return m.memory_pj.at(m.operands) / 64.0; 
 double entry_pj(const CostModel& m, const CountKey& k, int64_t n) {
   const double count = static_cast<double>(n);
   switch (k.category) {
-    case Category::Mac: return count * mac_cost(m, k.a, k.b, k.c, k.mode).pj;
-    case Category::MacMasked: return 0;  // not performed
-    case Category::Add: return count * add_cost(m, k.c).pj;
-    case Category::Op: return count * op_cost(m, k.mode, k.c).pj;
-    case Category::Function: return count * function_cost(m, k.mode, k.a, k.c).pj;
+    case Category::Mac:
+      return count * mac_cost(m, k.a, k.b, k.c, k.mode).pj;
+    case Category::MacMasked:
+      return 0;  // not performed
+    case Category::Add:
+      return count * add_cost(m, k.c).pj;
+    case Category::Op:
+      return count * op_cost(m, k.mode, k.c).pj;
+    case Category::Function:
+      return count * function_cost(m, k.mode, k.a, k.c).pj;
     case Category::Read:
     case Category::Write:
-    case Category::Meta: return count * bit_cost(m);
+    case Category::Meta:
+      return count * bit_cost(m);
   }
   return 0;
 }
@@ -387,20 +398,27 @@ Priced price(const CostModel& m, const CostCounts& c, const std::function<bool(c
                       k.mode.rfind("lut:", 0) == 0 ? approx_mul_cost(m, k.mode) : mul_cost(m, k.a, k.b));
         mac_unit_area("add " + k.c, add_cost(m, k.c));
         break;
-      case Category::MacMasked: break;
+      case Category::MacMasked:
+        break;
       case Category::Add:
         p.add += e;
         unit_area("add " + k.c, add_cost(m, k.c));
         break;
       case Category::Op:
         p.op += e;
-        if (k.mode == "add" || k.mode == "cmp") unit_area("add " + k.c, add_cost(m, k.c));
-        else unit_area("mul " + k.c + "*" + k.c + " exact", mul_cost(m, k.c, k.c));
+        if (k.mode == "add" || k.mode == "cmp")
+          unit_area("add " + k.c, add_cost(m, k.c));
+        else
+          unit_area("mul " + k.c + "*" + k.c + " exact", mul_cost(m, k.c, k.c));
         break;
-      case Category::Function: p.function += e; break;
+      case Category::Function:
+        p.function += e;
+        break;
       case Category::Read:
       case Category::Write:
-      case Category::Meta: p.memory += e; break;
+      case Category::Meta:
+        p.memory += e;
+        break;
     }
   }
   return p;

@@ -56,10 +56,10 @@ UnitCost approx_mul_cost(const CostModel& m, const std::string& spec);
 // A split product (mode "split:<scheme>", docs/contract.md section 5.6): the
 // scheme's unit multiplies and its additions into the accumulator.
 struct SplitCost {
-  int unit_muls = 0;      // products of the unit format per term
-  std::string unit;       // the unit's format: bf16, fp16, tf32, int8
-  int acc_adds = 0;       // partial products added into the accumulator
-  int combine_adds = 0;   // exact int32 additions combining the byte products (int16)
+  int unit_muls = 0;     // products of the unit format per term
+  std::string unit;      // the unit's format: bf16, fp16, tf32, int8
+  int acc_adds = 0;      // partial products added into the accumulator
+  int combine_adds = 0;  // exact int32 additions combining the byte products (int16)
 };
 // The scheme of a "split:..." mode; throws std::invalid_argument for another mode.
 SplitCost split_cost_shape(const std::string& mode);
@@ -71,7 +71,8 @@ UnitCost mac_cost(const CostModel& m, const std::string& a, const std::string& b
 // A non-linear function evaluation: exact (function_muls products and
 // function_adds additions in the format) or pwl:<K> (ceil(log2 K) comparisons to
 // find the piece, one product and one addition; a "_slope" lookup only the comparisons).
-UnitCost function_cost(const CostModel& m, const std::string& fn, const std::string& mode, const std::string& format);
+UnitCost function_cost(const CostModel& m, const std::string& fn, const std::string& mode,
+                       const std::string& format);
 // An element-wise operation: add, cmp (an addition), mul, div, sqrt (div_muls, sqrt_muls products).
 UnitCost op_cost(const CostModel& m, const std::string& kind, const std::string& format);
 // pJ per bit moved at the operands' level.

@@ -34,9 +34,9 @@ std::string pj_text(double pj) { return fmt::format("{:.9g}", pj); }
 bool is(const CountKey& k, Category c) { return k.category == c; }
 
 void layer_rows(std::ostringstream& o, const CostCounts& c, const CostModel& m, bool training) {
-  o << fmt::format("{:<16} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10} {:>14} {:>14} {:>14}\n", "layer", "MACs fwd",
-                   training ? "MACs bwd" : "", "masked", "adds", "elem ops", "fn evals", "bits read", "bits written",
-                   "energy");
+  o << fmt::format("{:<16} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10} {:>14} {:>14} {:>14}\n", "layer",
+                   "MACs fwd", training ? "MACs bwd" : "", "masked", "adds", "elem ops", "fn evals",
+                   "bits read", "bits written", "energy");
   for (const std::string& layer : c.layers()) {
     auto sum = [&](Category cat, int phase) {
       return c.sum([&](const CountKey& k) {
@@ -48,8 +48,8 @@ void layer_rows(std::ostringstream& o, const CostCounts& c, const CostModel& m, 
                      grouped(sum(Category::Mac, 0)), training ? grouped(sum(Category::Mac, 1)) : "",
                      grouped(sum(Category::MacMasked, -1)), grouped(sum(Category::Add, -1)),
                      grouped(sum(Category::Op, -1)), grouped(sum(Category::Function, -1)),
-                     grouped(sum(Category::Read, -1) + sum(Category::Meta, -1)), grouped(sum(Category::Write, -1)),
-                     energy_text(p.total()));
+                     grouped(sum(Category::Read, -1) + sum(Category::Meta, -1)),
+                     grouped(sum(Category::Write, -1)), energy_text(p.total()));
   }
   const Priced p = price(m, c);
   o << fmt::format("{:<16} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10} {:>14} {:>14} {:>14}\n", "total",
@@ -57,13 +57,14 @@ void layer_rows(std::ostringstream& o, const CostCounts& c, const CostModel& m, 
                    training ? grouped(c.total(Category::Mac, Phase::Backward)) : "",
                    grouped(c.total(Category::MacMasked)), grouped(c.total(Category::Add)),
                    grouped(c.total(Category::Op)), grouped(c.total(Category::Function)),
-                   grouped(c.total(Category::Read) + c.total(Category::Meta)), grouped(c.total(Category::Write)),
-                   energy_text(p.total()));
-  o << fmt::format("energy: MACs {}, sums {}, element-wise {}, functions {}, memory {} ({} per bit at {}); "
-                   "total {}; units {:.0f} um2 (MAC units {:.0f} um2)\n",
-                   energy_text(p.mac), energy_text(p.add), energy_text(p.op), energy_text(p.function),
-                   energy_text(p.memory), energy_text(bit_cost(m)), m.operands, energy_text(p.total()), p.area_um2,
-                   p.mac_area_um2);
+                   grouped(c.total(Category::Read) + c.total(Category::Meta)),
+                   grouped(c.total(Category::Write)), energy_text(p.total()));
+  o << fmt::format(
+      "energy: MACs {}, sums {}, element-wise {}, functions {}, memory {} ({} per bit at {}); "
+      "total {}; units {:.0f} um2 (MAC units {:.0f} um2)\n",
+      energy_text(p.mac), energy_text(p.add), energy_text(p.op), energy_text(p.function),
+      energy_text(p.memory), energy_text(bit_cost(m)), m.operands, energy_text(p.total()), p.area_um2,
+      p.mac_area_um2);
 }
 
 void mac_kinds(std::ostringstream& o, const CostCounts& c, const CostModel& m) {
@@ -79,8 +80,8 @@ void mac_kinds(std::ostringstream& o, const CostCounts& c, const CostModel& m) {
                      grouped(n), each, energy_text(each * static_cast<double>(n)));
     if (mode.rfind("split:", 0) == 0) {  // what the scheme costs in the units it is built from
       const SplitCost s = split_cost_shape(mode);
-      o << fmt::format("  {:<36} {:>16} {} unit multiplies ({} per product)\n", "", grouped(n * s.unit_muls), s.unit,
-                       s.unit_muls);
+      o << fmt::format("  {:<36} {:>16} {} unit multiplies ({} per product)\n", "", grouped(n * s.unit_muls),
+                       s.unit, s.unit_muls);
     }
   }
 }
@@ -110,8 +111,10 @@ std::string pass_json(const CostCounts& c, const CostModel& m) {
   for (const auto& [op, n] : c.uncounted)
     uncounted += fmt::format("{}{}: {}", uncounted.empty() ? "" : ", ", json_quote(op), n);
   return fmt::format(
-      "{{\n    \"totals\": {{{}}},\n    \"energy_pj\": {{\"mac\": {}, \"add\": {}, \"op\": {}, \"function\": {}, "
-      "\"memory\": {}, \"total\": {}}},\n    \"area_um2\": {},\n    \"uncounted\": {{{}}},\n    \"entries\": {}\n  }}",
+      "{{\n    \"totals\": {{{}}},\n    \"energy_pj\": {{\"mac\": {}, \"add\": {}, \"op\": {}, \"function\": "
+      "{}, "
+      "\"memory\": {}, \"total\": {}}},\n    \"area_um2\": {},\n    \"uncounted\": {{{}}},\n    \"entries\": "
+      "{}\n  }}",
       totals, json_number(p.mac), json_number(p.add), json_number(p.op), json_number(p.function),
       json_number(p.memory), json_number(p.total()), json_number(p.area_um2), uncounted, entries_json(c, m));
 }
@@ -161,8 +164,8 @@ std::string cost_csv(const StepCounts& c, const CostModel& m) {
 }
 
 const std::vector<std::string>& cost_column_names() {
-  static const std::vector<std::string> names = {"step_macs",      "energy_step_pj", "energy_mac_pj",
-                                                 "energy_mem_pj",  "energy_infer_pj", "area_um2",
+  static const std::vector<std::string> names = {"step_macs",     "energy_step_pj",  "energy_mac_pj",
+                                                 "energy_mem_pj", "energy_infer_pj", "area_um2",
                                                  "mac_area_um2"};
   return names;
 }
@@ -183,16 +186,15 @@ CostColumns cost_columns(const StepCounts& c, const CostModel& m) {
 std::vector<std::string> cost_column_values(const std::optional<CostColumns>& c) {
   if (!c) return std::vector<std::string>(cost_column_names().size());
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  return {std::to_string(c->step_macs), num(c->step_pj),       num(c->step_mac_pj),
-          num(c->step_memory_pj),       num(c->inference_pj),  num(c->area_um2),
-          num(c->mac_area_um2)};
+  return {std::to_string(c->step_macs), num(c->step_pj),  num(c->step_mac_pj), num(c->step_memory_pj),
+          num(c->inference_pj),         num(c->area_um2), num(c->mac_area_um2)};
 }
 
 std::string mac_energy_table(const CostModel& m, const std::vector<std::string>& formats) {
   std::ostringstream o;
   const double ref = mac_cost(m, "fp32", "fp32", "fp32", "exact").pj;
-  o << fmt::format("{:<14} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "format", "mul pJ", "add pJ", "MAC pJ", "vs fp32",
-                   "MAC um2");
+  o << fmt::format("{:<14} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "format", "mul pJ", "add pJ", "MAC pJ",
+                   "vs fp32", "MAC um2");
   for (const std::string& f : formats) {
     const std::string name = format_name(parse_format(f));
     const UnitCost mul = mul_cost(m, name, name), add = add_cost(m, name);

@@ -24,13 +24,13 @@ std::string cost_csv(const StepCounts& c, const CostModel& m);
 
 // The cost columns of a sweep's results.csv (docs/studies.md), in this order.
 struct CostColumns {
-  int64_t step_macs = 0;     // multiply-accumulates of one training step
-  double step_pj = 0;        // energy of one training step (arithmetic and memory)
-  double step_mac_pj = 0;    // ... of its multiply-accumulates
-  double step_memory_pj = 0; // ... of its memory traffic
-  double inference_pj = 0;   // energy of one inference pass of the same batch
-  double area_um2 = 0;       // one unit of each kind the step uses
-  double mac_area_um2 = 0;   // ... of the kinds its multiply-accumulates use
+  int64_t step_macs = 0;      // multiply-accumulates of one training step
+  double step_pj = 0;         // energy of one training step (arithmetic and memory)
+  double step_mac_pj = 0;     // ... of its multiply-accumulates
+  double step_memory_pj = 0;  // ... of its memory traffic
+  double inference_pj = 0;    // energy of one inference pass of the same batch
+  double area_um2 = 0;        // one unit of each kind the step uses
+  double mac_area_um2 = 0;    // ... of the kinds its multiply-accumulates use
 };
 const std::vector<std::string>& cost_column_names();
 CostColumns cost_columns(const StepCounts& c, const CostModel& m);

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "config/args.h"
+#include "config/recipe_error.h"
 #include "core/autograd.h"
 #include "data/loader.h"
 #include "data/registry.h"
@@ -13,7 +14,6 @@
 #include "optim/sgd.h"
 #include "train/cost_backend.h"
 #include "train/recipe_optimizer.h"
-#include "config/recipe_error.h"
 
 namespace emu::train {
 
@@ -69,8 +69,10 @@ StepCounts count_step(models::Model& model, const data::Batch& batch, Optimizer*
     models::Prediction p = model.predict(batch, "train");
     Tensor loss = model.loss(p);
     counter.set_phase(Phase::Backward);
-    if (optimizer) optimizer->zero_grad();
-    else model.zero_grad();
+    if (optimizer)
+      optimizer->zero_grad();
+    else
+      model.zero_grad();
     loss.backward();
     counter.set_phase(Phase::Update);
     if (optimizer) optimizer->step();
@@ -84,12 +86,13 @@ StepCounts count_recipe(const Recipe& recipe) {
   const uint64_t seed = static_cast<uint64_t>(std::stoull(root["seed"].Scalar()));
   config::Args d(root["data"], "data");
   std::unique_ptr<data::Dataset> train_set = data::make_dataset(root["data"], "train");
-  data::DataLoader loader(*train_set, d.integer("batch_size"), d.flag("shuffle"), d.flag("drop_last"), seed, 0);
+  data::DataLoader loader(*train_set, d.integer("batch_size"), d.flag("shuffle"), d.flag("drop_last"), seed,
+                          0);
   loader.start_epoch(0);
   data::Batch batch;
   if (!loader.next(batch))
-    throw config::RecipeError(fmt::format("recipe {}: data: the training set gives no batch of batch_size {}", recipe.source,
-                                  d.integer("batch_size")));
+    throw config::RecipeError(fmt::format("recipe {}: data: the training set gives no batch of batch_size {}",
+                                          recipe.source, d.integer("batch_size")));
   std::shared_ptr<models::Model> model = models::make_model(root["model"], train_set->meta());
   model->initialize(seed);
   model->apply_numerics(numerics_policy(root["numerics"]));

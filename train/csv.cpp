@@ -89,7 +89,8 @@ class CsvParser {
       return out;
     }
     while (pos_ < s_.size() && s_[pos_] != ',' && !at_line_end()) {
-      if (s_[pos_] == '"') fail(line_, "a '\"' inside an unquoted field (quote the field and double the '\"')");
+      if (s_[pos_] == '"')
+        fail(line_, "a '\"' inside an unquoted field (quote the field and double the '\"')");
       out += s_[pos_++];
     }
     return out;

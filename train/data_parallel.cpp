@@ -21,19 +21,20 @@
 
 namespace emu::train {
 
-using config::KeySpec;
-using config::RecipeError;
 using config::int_key;
+using config::KeySpec;
 using config::number_key;
 using config::parse_int;
 using config::parse_number;
+using config::RecipeError;
 
 namespace {
 
 std::string type_name(const Module& m) {
   int status = 0;
   const char* mangled = typeid(m).name();
-  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
+                                           std::free);
   return status == 0 && d ? d.get() : mangled;
 }
 
@@ -58,7 +59,8 @@ DataParallel::DataParallel(const YAML::Node& root, const std::string& recipe_yam
   int64_t equivalent = 0;
   double timeout = 300;
   if (s && s.IsMap()) {
-    if (s["equivalent_ranks"]) equivalent = parse_int(s["equivalent_ranks"].Scalar(), "parallel.equivalent_ranks");
+    if (s["equivalent_ranks"])
+      equivalent = parse_int(s["equivalent_ranks"].Scalar(), "parallel.equivalent_ranks");
     if (s["timeout_s"]) timeout = parse_number(s["timeout_s"].Scalar(), "parallel.timeout_s");
   }
   Communicator& w = world();
@@ -68,9 +70,10 @@ DataParallel::DataParallel(const YAML::Node& root, const std::string& recipe_yam
   DataParallelConfig c;
   if (w.name() != "local") {
     if (equivalent > 0)
-      throw RecipeError(fmt::format("parallel.equivalent_ranks: {} is for single-process runs; this is rank {} of {} "
-                                    "({})",
-                                    equivalent, rank_, ranks_, w.name()));
+      throw RecipeError(
+          fmt::format("parallel.equivalent_ranks: {} is for single-process runs; this is rank {} of {} "
+                      "({})",
+                      equivalent, rank_, ranks_, w.name()));
     w.agree("resolved recipe", recipe_yaml);
     mode_ = 2;
     c.mode = DataParallelConfig::Mode::Gather;
@@ -94,8 +97,9 @@ DataParallel::~DataParallel() {
 std::string DataParallel::scratch_dir() {
   if (scratch_.empty()) {
     std::string pattern = (std::filesystem::temp_directory_path() / "emutrain-rank-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("parallel: cannot create a scratch directory in " +
-                                                           std::filesystem::temp_directory_path().string());
+    if (!mkdtemp(pattern.data()))
+      throw std::runtime_error("parallel: cannot create a scratch directory in " +
+                               std::filesystem::temp_directory_path().string());
     scratch_ = pattern;
   }
   return scratch_;
@@ -103,7 +107,8 @@ std::string DataParallel::scratch_dir() {
 
 std::string DataParallel::describe() const {
   if (mode_ == 0) return "";
-  if (mode_ == 1) return fmt::format("parallel: one process computing the {}-rank data-parallel result", ranks_);
+  if (mode_ == 1)
+    return fmt::format("parallel: one process computing the {}-rank data-parallel result", ranks_);
   return fmt::format("parallel: rank {} of {} ({}), {}", rank_, ranks_, world().name(),
                      full_rows_ ? "full graph on every rank, grad-weight reductions split by node shares"
                                 : "each rank trains on its share of every batch");
@@ -121,32 +126,37 @@ void DataParallel::check_model(bool full_rows) {
     const LayerNumerics& n = m->numerics();
     if (!full_rows) {
       if (dynamic_cast<const BatchNorm*>(m.get()))
-        throw RecipeError(fmt::format("parallel: module '{}' is a batch norm; its batch statistics are not combined "
-                                      "across ranks yet (data-parallel needs a model without batch norm)",
-                                      path));
+        throw RecipeError(
+            fmt::format("parallel: module '{}' is a batch norm; its batch statistics are not combined "
+                        "across ranks yet (data-parallel needs a model without batch norm)",
+                        path));
       if (auto* d = dynamic_cast<const Dropout*>(m.get()); d && d->p > 0)
-        throw RecipeError(fmt::format("parallel: module '{}' (dropout p={}) draws by batch-local element index; "
-                                      "batch-sharded data-parallel needs dropout 0",
-                                      path, d->p));
+        throw RecipeError(
+            fmt::format("parallel: module '{}' (dropout p={}) draws by batch-local element index; "
+                        "batch-sharded data-parallel needs dropout 0",
+                        path, d->p));
       if (draws(n.activations) || draws(n.grads))
-        throw RecipeError(fmt::format("parallel: module '{}' reads activations or gradients with stochastic "
-                                      "rounding, whose draws are keyed by batch-local indices",
-                                      path));
+        throw RecipeError(
+            fmt::format("parallel: module '{}' reads activations or gradients with stochastic "
+                        "rounding, whose draws are keyed by batch-local indices",
+                        path));
     }
     if (draws(n.mac.acc) || draws(n.mac.out) || draws(n.mac.acc_outer) || draws(n.grads) ||
         (!n.mac.mul_exact && draws(n.mac.mul)))
-      throw RecipeError(fmt::format("parallel: module '{}' uses stochastic rounding (:sr) in its reductions; "
-                                    "data-parallel reductions do not define split draw sites yet",
-                                    path));
+      throw RecipeError(
+          fmt::format("parallel: module '{}' uses stochastic rounding (:sr) in its reductions; "
+                      "data-parallel reductions do not define split draw sites yet",
+                      path));
     bool own_params = false;
     for (const auto& [name, _] : m->named_parameters())
       if (name.find('.') == std::string::npos) own_params = true;
     const bool supported = dynamic_cast<const Linear*>(m.get()) || dynamic_cast<const Conv2d*>(m.get()) ||
                            dynamic_cast<const GCNConv*>(m.get());
     if (own_params && !supported)
-      throw RecipeError(fmt::format("parallel: module '{}' ({}) has parameters whose gradient reductions do not "
-                                    "split by rank yet (supported: Linear, Conv2d, GCNConv)",
-                                    path, type_name(*m)));
+      throw RecipeError(
+          fmt::format("parallel: module '{}' ({}) has parameters whose gradient reductions do not "
+                      "split by rank yet (supported: Linear, Conv2d, GCNConv)",
+                      path, type_name(*m)));
   }
 }
 
@@ -163,23 +173,27 @@ void DataParallel::shard(data::Batch& batch) {
   if (graph || mode_ == 1) return;
   const int64_t B = batch.size;
   if (B % ranks_ != 0)
-    throw RecipeError(fmt::format("parallel: a batch of {} examples does not split into {} equal shares (use a "
-                                  "batch_size multiple of {} and drop_last: true)",
-                                  B, ranks_, ranks_));
+    throw RecipeError(
+        fmt::format("parallel: a batch of {} examples does not split into {} equal shares (use a "
+                    "batch_size multiple of {} and drop_last: true)",
+                    B, ranks_, ranks_));
   const int64_t share = B / ranks_;
   for (auto& [name, t] : batch.tensors) {
     if (t.ndim() == 0 || t.dim(0) != B)
-      throw RecipeError(fmt::format("parallel: batch field '{}' of shape {} has no leading dimension of {} examples",
-                                    name, shape_string(t.shape()), B));
+      throw RecipeError(
+          fmt::format("parallel: batch field '{}' of shape {} has no leading dimension of {} examples", name,
+                      shape_string(t.shape()), B));
     t = t.narrow(0, share * rank_, share).contiguous();
   }
   batch.size = share;
 }
 
-DataParallel::Step DataParallel::combine(models::Model& model, const models::Prediction& p, const Tensor& loss,
-                                         int64_t step) {
-  if (const char* fail = std::getenv("EMUTRAIN_TEST_FAIL_RANK"); fail && mode_ == 2 && std::atoi(fail) == rank_)
-    throw std::runtime_error(fmt::format("test hook EMUTRAIN_TEST_FAIL_RANK: failing on purpose at step {}", step + 1));
+DataParallel::Step DataParallel::combine(models::Model& model, const models::Prediction& p,
+                                         const Tensor& loss, int64_t step) {
+  if (const char* fail = std::getenv("EMUTRAIN_TEST_FAIL_RANK");
+      fail && mode_ == 2 && std::atoi(fail) == rank_)
+    throw std::runtime_error(
+        fmt::format("test hook EMUTRAIN_TEST_FAIL_RANK: failing on purpose at step {}", step + 1));
   Step s;
   s.loss = loss.item();
   count_correct(p, &s.counted, &s.correct);
@@ -188,8 +202,8 @@ DataParallel::Step DataParallel::combine(models::Model& model, const models::Pre
     // rank losses in binary64, the counts are integer sums.
     std::vector<double> parts;
     if (mode_ == 2) {
-      parts = world().allgather_doubles({static_cast<double>(s.loss), static_cast<double>(s.counted),
-                                         static_cast<double>(s.correct)});
+      parts = world().allgather_doubles(
+          {static_cast<double>(s.loss), static_cast<double>(s.counted), static_cast<double>(s.correct)});
       for (int r = 1; r < ranks_; ++r)
         if (parts[static_cast<size_t>(3 * r + 1)] != parts[1])
           throw std::runtime_error(fmt::format(
@@ -200,8 +214,8 @@ DataParallel::Step DataParallel::combine(models::Model& model, const models::Pre
       NoGradGuard no_grad;
       const int64_t rows = p.logits.dim(0);
       if (rows % ranks_ != 0)
-        throw RecipeError(fmt::format("parallel.equivalent_ranks: {} predictions do not split into {} shares", rows,
-                                      ranks_));
+        throw RecipeError(fmt::format("parallel.equivalent_ranks: {} predictions do not split into {} shares",
+                                      rows, ranks_));
       const int64_t share = rows / ranks_;
       for (int r = 0; r < ranks_; ++r) {
         models::Prediction q{p.logits.narrow(0, r * share, share), p.targets.narrow(0, r * share, share)};

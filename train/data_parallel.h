@@ -39,9 +39,9 @@ class DataParallel {
   void shard(data::Batch& batch);
 
   struct Step {
-    float loss = 0;           // the global batch's loss (what the single process logs)
+    float loss = 0;  // the global batch's loss (what the single process logs)
     int64_t counted = 0, correct = 0;
-    Tensor seed;              // the gradient to start backward() from (undefined: ones)
+    Tensor seed;  // the gradient to start backward() from (undefined: ones)
   };
   // The global step's loss and counts from this rank's prediction and loss.
   Step combine(models::Model& model, const models::Prediction& p, const Tensor& loss, int64_t step);

@@ -93,8 +93,8 @@ CodeSpace code_space(const Format& f, const ReadLayout& layout, const Tensor& t)
 // scalar formats value by value (fault_value); block formats through
 // encode_blocks / decode_blocks (after checking that t re-encodes to itself).
 // Returns a new tensor (t is never written); appends one event per fault.
-Tensor fault_codes(const Format& f, const ReadLayout& layout, const Tensor& t, const std::vector<CodeFault>& faults,
-                   std::vector<FaultEvent>* events = nullptr);
+Tensor fault_codes(const Format& f, const ReadLayout& layout, const Tensor& t,
+                   const std::vector<CodeFault>& faults, std::vector<FaultEvent>* events = nullptr);
 
 // Parses a checked `faults` list (see check_faults_section).
 std::vector<FaultSpec> parse_faults(const YAML::Node& faults);
@@ -115,8 +115,8 @@ class FaultInjector {
   void install();
   void uninstall();
   // The hook itself: t, or a modified copy.
-  Tensor apply(const Module& m, TensorSite site, const std::string& name, const Format& f, const ReadLayout& layout,
-               const Tensor& t);
+  Tensor apply(const Module& m, TensorSite site, const std::string& name, const Format& f,
+               const ReadLayout& layout, const Tensor& t);
 
   // Events since the last take (every change made to an element, stuck ones only when set).
   std::vector<FaultEvent> take_events();
@@ -140,8 +140,8 @@ class FaultInjector {
 // statistics since the last call (core/sparsity.h mask_monitor) to
 // <run_dir>/sparsity.jsonl and the fault events of `faults` (may be null) to
 // <run_dir>/fault_events.csv, and returns the log lines (none when neither is in use).
-std::vector<std::string> report_masks_and_faults(FaultInjector* faults, const std::string& run_dir, int64_t epoch,
-                                                 int64_t step);
+std::vector<std::string> report_masks_and_faults(FaultInjector* faults, const std::string& run_dir,
+                                                 int64_t epoch, int64_t step);
 
 // The random draws of faults, exposed for the campaign and tests: uniform in [0, n).
 uint64_t fault_draw_below(uint64_t seed, uint64_t stream, uint64_t index, uint64_t n);

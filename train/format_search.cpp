@@ -14,8 +14,9 @@ FormatSearchResult search_formats(const FormatSearchOptions& o, double baseline,
                                   const std::function<double(int, int)>& metric,
                                   const std::function<void(const SearchVisit&)>& on_visit) {
   if (o.min_exp > o.start_exp || o.min_man > o.start_man)
-    throw std::invalid_argument(fmt::format("search: the start e{}m{} is narrower than the minimum widths e{}m{}",
-                                            o.start_exp, o.start_man, o.min_exp, o.min_man));
+    throw std::invalid_argument(
+        fmt::format("search: the start e{}m{} is narrower than the minimum widths e{}m{}", o.start_exp,
+                    o.start_man, o.min_exp, o.min_man));
   FormatSearchResult res;
   res.baseline = baseline;
   std::map<std::pair<int, int>, double> cache;
@@ -82,7 +83,8 @@ EnergySearchResult search_min_energy(const std::vector<EnergyCandidate>& c, doub
     EnergyVisit v;
     v.candidate = i;
     for (size_t f : failed)
-      if (c[f].family == c[i].family && c[i].width1 <= c[f].width1 && c[i].width2 <= c[f].width2) v.skipped = true;
+      if (c[f].family == c[i].family && c[i].width1 <= c[f].width1 && c[i].width2 <= c[f].width2)
+        v.skipped = true;
     if (v.skipped) {
       v.metric = NAN;
     } else {

@@ -28,12 +28,12 @@ namespace emu::train {
 struct FormatSearchOptions {
   int start_exp = 8, start_man = 23;  // the widest format tried (e8m23 = fp32)
   int min_exp = 2, min_man = 1;       // the narrowest widths the search may reach
-  double threshold = 1.0;             // metric points (e.g. accuracy percent) below the baseline that still pass
+  double threshold = 1.0;  // metric points (e.g. accuracy percent) below the baseline that still pass
 };
 
 struct SearchVisit {
   int exp = 0, man = 0;
-  double metric = 0;   // NaN when the run diverged or failed
+  double metric = 0;  // NaN when the run diverged or failed
   bool pass = false;
   bool cached = false;  // asked again: answered from an earlier evaluation
   std::string phase;    // "start", "round 1 mantissa (e8)", "round 1 exponent (m3)", ...
@@ -44,7 +44,8 @@ struct FormatSearchResult {
   std::vector<SearchVisit> visits;  // every ask, in order (cached ones marked)
   bool found = false;               // false: the start format itself fails
   int exp = 0, man = 0;             // where the search ended
-  std::vector<std::pair<int, int>> smallest;  // the passing evaluated formats with the fewest bits (1 + e + m)
+  std::vector<std::pair<int, int>>
+      smallest;  // the passing evaluated formats with the fewest bits (1 + e + m)
 };
 
 // Runs the search; `metric(e, m)` trains (or looks up) format eEmM and gives
@@ -63,9 +64,9 @@ FormatSearchResult search_formats(const FormatSearchOptions& options, double bas
 // wide in both widths (the monotonicity the width search assumes too).
 struct EnergyCandidate {
   std::string format;
-  std::string family;  // candidates are compared for skipping within one family
+  std::string family;          // candidates are compared for skipping within one family
   int width1 = 0, width2 = 0;  // eXmY: exponent and mantissa widths; fixed<w>_<f>: w and f
-  double energy = 0;   // pJ of one training step
+  double energy = 0;           // pJ of one training step
 };
 struct EnergyVisit {
   size_t candidate = 0;

@@ -16,8 +16,9 @@ namespace emu::train {
 namespace {
 
 const char* const kSplits[] = {"train", "val", "test"};
-const std::vector<std::string> kCsvColumns = {"epoch",    "step",     "train_loss", "train_acc", "val_loss", "val_acc",
-                                              "test_loss", "test_acc", "lr",         "time_s",    "samples_per_s"};
+const std::vector<std::string> kCsvColumns = {"epoch",    "step",    "train_loss",   "train_acc",
+                                              "val_loss", "val_acc", "test_loss",    "test_acc",
+                                              "lr",       "time_s",  "samples_per_s"};
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::vector<std::string> lines;

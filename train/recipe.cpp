@@ -16,18 +16,18 @@
 
 namespace emu::train {
 
-using config::KeySpec;
-using config::RecipeError;
 using config::bool_key;
 using config::check_listed_keys;
 using config::check_section;
 using config::choice_key;
 using config::int_key;
 using config::join_names;
+using config::KeySpec;
 using config::list_key;
 using config::map_key;
 using config::number_key;
 using config::parse_int;
+using config::RecipeError;
 using config::string_key;
 
 namespace {
@@ -204,7 +204,9 @@ const std::vector<KeySpec>& top_level_keys() {
         map_key("numerics", "default policy and per-module overrides"),
         map_key("logging", "progress display and log lines"),
         map_key("checkpoint", "checkpoint frequency and retention"),
-        list_key("faults", "fault injection: list of {site, module, bits, step|steps|probability, kind} (docs/faults.md)"),
+        list_key(
+            "faults",
+            "fault injection: list of {site, module, bits, step|steps|probability, kind} (docs/faults.md)"),
         map_key("parallel", "data-parallel settings: equivalent_ranks, timeout_s (docs/parallel.md)"),
     };
     return v;
@@ -330,11 +332,13 @@ void remove_key(YAML::Node root, const std::string& assignment, const std::vecto
     const std::string parent = path;
     path += (path.empty() ? "" : ".") + parts[i];
     if (!cur.IsMap())
-      throw RecipeError(fmt::format("--set '{}': '{}' is not a section of mapped keys, so '{}' cannot be removed "
-                                    "from it (set the whole {} instead)",
-                                    assignment, parent, parts[i], cur.IsSequence() ? "list" : "value"));
+      throw RecipeError(
+          fmt::format("--set '{}': '{}' is not a section of mapped keys, so '{}' cannot be removed "
+                      "from it (set the whole {} instead)",
+                      assignment, parent, parts[i], cur.IsSequence() ? "list" : "value"));
     if (!cur[parts[i]])
-      throw RecipeError(fmt::format("--set '{}': there is no key '{}' in the recipe to remove", assignment, path));
+      throw RecipeError(
+          fmt::format("--set '{}': there is no key '{}' in the recipe to remove", assignment, path));
     if (i + 1 == parts.size()) {
       cur.remove(parts[i]);
       return;
@@ -353,7 +357,8 @@ void apply_set(YAML::Node root, const std::string& assignment) {
   const std::vector<std::string> parts = key_parts(assignment, key);
   // YAML's null spellings delete the key; a null value has no meaning in any
   // section, so nothing that worked before changes.
-  if (text == "null" || text == "~" || text == "Null" || text == "NULL") return remove_key(root, assignment, parts);
+  if (text == "null" || text == "~" || text == "Null" || text == "NULL")
+    return remove_key(root, assignment, parts);
   YAML::Node value;
   try {
     value = text.empty() ? YAML::Node(std::string()) : YAML::Load(text);
@@ -509,7 +514,8 @@ Recipe parse_recipe(const std::string& text, const std::string& source, const st
     if (root["parallel"] && !root["parallel"].IsNull())  // optional: absent stays absent
       check_section(root["parallel"], parallel_keys(), "parallel", "parallel", {});
     check_numerics(root);
-    if (root["faults"] && !root["faults"].IsNull()) check_faults_section(root["faults"]);  // absent stays absent
+    if (root["faults"] && !root["faults"].IsNull())
+      check_faults_section(root["faults"]);  // absent stays absent
   } catch (const RecipeError& e) {
     throw RecipeError(fmt::format("recipe {}: {}", source, e.what()));
   }

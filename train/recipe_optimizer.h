@@ -3,9 +3,9 @@
 // the trainer and for `emutrain cost`, which must count the same update.
 #pragma once
 
-#include <memory>
-
 #include <yaml-cpp/yaml.h>
+
+#include <memory>
 
 #include "optim/optimizer.h"
 

@@ -19,8 +19,8 @@ std::vector<std::string> report_split_blocks(const std::string& run_dir, int64_t
   const bool fresh = !std::filesystem::exists(path);
   std::ofstream c(path, std::ios::app);
   if (fresh)
-    c << csv_row({"epoch", "step", "layer", "mul", "in_range_outputs", "out_of_range_outputs", "in_range_share",
-                  "unit_multiplies_per_output"});
+    c << csv_row({"epoch", "step", "layer", "mul", "in_range_outputs", "out_of_range_outputs",
+                  "in_range_share", "unit_multiplies_per_output"});
   std::vector<std::string> lines;
   for (SplitMul scheme : {SplitMul::Auto, SplitMul::Fp32F}) {
     SplitLayerStats all{"", scheme, {}};
@@ -30,7 +30,8 @@ std::vector<std::string> report_split_blocks(const std::string& run_dir, int64_t
       const SplitRangeCounts& n = s.counts;
       c << csv_row({fmt::format("{}", epoch), fmt::format("{}", step), s.layer, split_mul_name(scheme),
                     fmt::format("{}", n.in_outputs), fmt::format("{}", n.out_outputs),
-                    fmt::format("{:.6f}", n.in_share()), fmt::format("{:.2f}", s.unit_multiplies_per_output())});
+                    fmt::format("{:.6f}", n.in_share()),
+                    fmt::format("{:.2f}", s.unit_multiplies_per_output())});
       all.counts += n;
       const double share = scheme == SplitMul::Auto ? n.in_share() : 1.0 - n.in_share();
       per_layer += fmt::format("{}{} {:.1f}%", per_layer.empty() ? "" : ", ", s.layer, 100.0 * share);
@@ -38,15 +39,18 @@ std::vector<std::string> report_split_blocks(const std::string& run_dir, int64_t
     if (per_layer.empty()) continue;
     const SplitRangeCounts& n = all.counts;
     const double terms = static_cast<double>(n.in_terms + n.out_terms);
-    const double per_term = terms > 0 ? all.unit_multiplies_per_output() * static_cast<double>(n.outputs()) / terms : 0;
+    const double per_term =
+        terms > 0 ? all.unit_multiplies_per_output() * static_cast<double>(n.outputs()) / terms : 0;
     if (scheme == SplitMul::Auto)
-      lines.push_back(fmt::format("split:auto: {:.2f}% of outputs as fp32f ({}), {:.2f} unit multiplies per term; "
-                                  "split_blocks.csv",
-                                  100.0 * n.in_share(), per_layer, per_term));
+      lines.push_back(
+          fmt::format("split:auto: {:.2f}% of outputs as fp32f ({}), {:.2f} unit multiplies per term; "
+                      "split_blocks.csv",
+                      100.0 * n.in_share(), per_layer, per_term));
     else
-      lines.push_back(fmt::format("split:fp32f: {:.2f}% of outputs had an operand outside [2^-14, 2^15) ({}); "
-                                  "split_blocks.csv",
-                                  100.0 * (1.0 - n.in_share()), per_layer));
+      lines.push_back(
+          fmt::format("split:fp32f: {:.2f}% of outputs had an operand outside [2^-14, 2^15) ({}); "
+                      "split_blocks.csv",
+                      100.0 * (1.0 - n.in_share()), per_layer));
   }
   return lines;
 }

@@ -18,8 +18,9 @@ namespace {
 // Columns of results.csv/aggregate.csv that an axis may not take as its name.
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> r = {
-      "point", "seed", "status", "diverged", "final_train_loss", "final_val_acc", "final_test_acc",
-      "best_val_acc", "best_test_acc", "wall_s", "steps", "run_dir", "runs", "reason"};
+      "point",         "seed",           "status",       "diverged",      "final_train_loss",
+      "final_val_acc", "final_test_acc", "best_val_acc", "best_test_acc", "wall_s",
+      "steps",         "run_dir",        "runs",         "reason"};
   return r;
 }
 
@@ -68,7 +69,8 @@ class Parser {
   }
 
   TemplateList templates(const YAML::Node& node, const std::string& path, bool are_vars) {
-    if (!node.IsMap()) fail(path, "want a mapping of " + std::string(are_vars ? "name" : "recipe key") + ": value");
+    if (!node.IsMap())
+      fail(path, "want a mapping of " + std::string(are_vars ? "name" : "recipe key") + ": value");
     TemplateList out;
     for (const auto& kv : node) {
       const std::string k = kv.first.Scalar();
@@ -84,8 +86,10 @@ class Parser {
     if (node.IsScalar()) {
       std::vector<int64_t> range;
       if (!parse_int_range(node.Scalar(), &range))
-        fail(path, fmt::format("'{}' is neither a list nor a range such as 3..8 (int64 bounds, at most 100001 values)",
-                               node.Scalar()));
+        fail(path,
+             fmt::format(
+                 "'{}' is neither a list nor a range such as 3..8 (int64 bounds, at most 100001 values)",
+                 node.Scalar()));
       for (int64_t v : range) out.push_back({std::to_string(v), {}, {}});
       return out;
     }
@@ -115,7 +119,8 @@ class Parser {
     if (node["values"] || node["name"] || node["key"]) {
       check_keys(node, path, {"name", "key", "values"});
       if (node["key"]) {
-        if (!node["key"].IsScalar() || node["key"].Scalar().empty()) fail(join(path, "key"), "want a recipe key");
+        if (!node["key"].IsScalar() || node["key"].Scalar().empty())
+          fail(join(path, "key"), "want a recipe key");
         a.key = node["key"].Scalar();
       }
       if (node["name"]) {
@@ -131,7 +136,8 @@ class Parser {
       a.values = values(node["values"], join(path, "values"));
     } else {
       if (node.size() != 1)
-        fail(path, "a short axis is one `name: values` entry; use {name: N, key: K, values: [...]} otherwise");
+        fail(path,
+             "a short axis is one `name: values` entry; use {name: N, key: K, values: [...]} otherwise");
       auto kv = *node.begin();
       a.name = kv.first.Scalar();
       check_name(a.name, path, "axis");
@@ -167,7 +173,8 @@ class Parser {
                            e.msg));
     }
     if (!root.IsMap()) fail("", "want a mapping with `recipe` and `axes`");
-    check_keys(root, "", {"name", "recipe", "axes", "vars", "set", "label", "repeats", "seeds", "jobs", "threads"});
+    check_keys(root, "",
+               {"name", "recipe", "axes", "vars", "set", "label", "repeats", "seeds", "jobs", "threads"});
     SweepSpec s;
     s.source = path;
     s.name = fs::path(path).stem().string();
@@ -188,14 +195,15 @@ class Parser {
         if (axes[i].IsMap() && axes[i]["zip"]) {
           check_keys(axes[i], p, {"zip"});
           const YAML::Node zip = axes[i]["zip"];
-          if (!zip.IsSequence() || zip.size() == 0) fail(p + ".zip", "want a list of axes that advance together");
+          if (!zip.IsSequence() || zip.size() == 0)
+            fail(p + ".zip", "want a list of axes that advance together");
           for (size_t j = 0; j < zip.size(); ++j)
             group_axes.push_back(axis(zip[j], fmt::format("{}.zip[{}]", p, j), group));
           for (const SweepAxis& a : group_axes)
             if (a.values.size() != group_axes[0].values.size())
-              fail(p + ".zip", fmt::format("axes '{}' ({} values) and '{}' ({} values) differ in length",
-                                           group_axes[0].name, group_axes[0].values.size(), a.name,
-                                           a.values.size()));
+              fail(p + ".zip",
+                   fmt::format("axes '{}' ({} values) and '{}' ({} values) differ in length",
+                               group_axes[0].name, group_axes[0].values.size(), a.name, a.values.size()));
         } else {
           group_axes.push_back(axis(axes[i], p, group));
         }
@@ -241,7 +249,9 @@ class Parser {
 std::string safe_id_part(const std::string& s) {
   std::string out;
   for (char c : s)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == '=') ? c : '_';
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == '=')
+               ? c
+               : '_';
   return out;
 }
 
@@ -319,7 +329,9 @@ std::string expand_template(const std::string& text, const TemplateList& vars) {
   return out;
 }
 
-SweepSpec parse_sweep(const std::string& text, const std::string& path) { return Parser(path).parse(text, path); }
+SweepSpec parse_sweep(const std::string& text, const std::string& path) {
+  return Parser(path).parse(text, path);
+}
 
 SweepSpec load_sweep(const std::string& path) {
   std::ifstream in(path);
@@ -351,14 +363,16 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
     }
     for (size_t a = 0; a < spec.axes.size(); ++a)
       for (const auto& [n, t] : chosen[a]->vars)
-        vars.emplace_back(n, expand_in(spec, t, vars, spec.axes[a].name + "=" + chosen[a]->value + " vars." + n));
+        vars.emplace_back(
+            n, expand_in(spec, t, vars, spec.axes[a].name + "=" + chosen[a]->value + " vars." + n));
     for (const auto& [n, t] : spec.vars) vars.emplace_back(n, expand_in(spec, t, vars, "vars." + n));
 
     for (size_t a = 0; a < spec.axes.size(); ++a)
       if (!spec.axes[a].key.empty()) p.sets.push_back(spec.axes[a].key + "=" + chosen[a]->value);
     for (size_t a = 0; a < spec.axes.size(); ++a)
       for (const auto& [k, t] : chosen[a]->set)
-        p.sets.push_back(k + "=" + expand_in(spec, t, vars, spec.axes[a].name + "=" + chosen[a]->value + " set." + k));
+        p.sets.push_back(k + "=" +
+                         expand_in(spec, t, vars, spec.axes[a].name + "=" + chosen[a]->value + " set." + k));
     for (const auto& [k, t] : spec.set) p.sets.push_back(k + "=" + expand_in(spec, t, vars, "set." + k));
 
     std::string label;
@@ -370,9 +384,10 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
     p.label = spec.label.empty() ? label : expand_in(spec, spec.label, vars, "label");
     auto [it, fresh] = ids.emplace(p.id, points.size());
     if (!fresh)
-      throw SweepError(fmt::format("sweep {}: points {} and {} get the same folder name '{}' (make the values differ "
-                                   "in letters or digits)",
-                                   spec.source, points[it->second].label, p.label, p.id));
+      throw SweepError(
+          fmt::format("sweep {}: points {} and {} get the same folder name '{}' (make the values differ "
+                      "in letters or digits)",
+                      spec.source, points[it->second].label, p.label, p.id));
     points.push_back(std::move(p));
 
     // Next index, the last group fastest.

@@ -43,20 +43,20 @@ struct SweepAxis {
   std::string name;  // the results.csv column and template variable {name}
   std::string key;   // the recipe key the value is assigned to ("": a variable only)
   std::vector<AxisValue> values;
-  int group = 0;     // axes of one `zip` share a group and advance together
+  int group = 0;  // axes of one `zip` share a group and advance together
 };
 
 struct SweepSpec {
-  std::string source;      // the sweep file (for messages)
-  std::string name;        // default: the sweep file's name without .yaml
-  std::string recipe;      // the base recipe, resolved against the sweep file's folder
+  std::string source;  // the sweep file (for messages)
+  std::string name;    // default: the sweep file's name without .yaml
+  std::string recipe;  // the base recipe, resolved against the sweep file's folder
   std::vector<SweepAxis> axes;
-  TemplateList vars;       // variables from templates, in file order (each sees the earlier ones)
-  TemplateList set;        // recipe key -> template, for every point (after the axes' own sets)
-  std::string label;       // progress label template ("" = "name=value ..." of every axis)
+  TemplateList vars;               // variables from templates, in file order (each sees the earlier ones)
+  TemplateList set;                // recipe key -> template, for every point (after the axes' own sets)
+  std::string label;               // progress label template ("" = "name=value ..." of every axis)
   std::vector<uint64_t> seeds{0};  // `repeats: R` = seeds 0..R-1, or an explicit `seeds:` list
-  int jobs = 1;            // runs at once
-  int threads = 1;         // `threads` of every run (0: all hardware threads)
+  int jobs = 1;                    // runs at once
+  int threads = 1;                 // `threads` of every run (0: all hardware threads)
 };
 
 // One point of the product: a value of every axis, and the --set list it gives.
@@ -69,11 +69,11 @@ struct SweepPoint {
 
 // One training run: a point with a seed.
 struct SweepRun {
-  size_t point = 0;                 // index into the points
+  size_t point = 0;  // index into the points
   uint64_t seed = 0;
-  std::string id;                   // "<point id>_seed=<seed>": the run's folder under <out>/runs
-  std::string label;                // "<point label> seed <seed>"
-  std::vector<std::string> sets;    // "threads=T", the point's sets, then "seed=S"
+  std::string id;                 // "<point id>_seed=<seed>": the run's folder under <out>/runs
+  std::string label;              // "<point label> seed <seed>"
+  std::vector<std::string> sets;  // "threads=T", the point's sets, then "seed=S"
 };
 
 // Parses a sweep file; `text` is its content, `path` locates the base recipe.

@@ -48,7 +48,9 @@ CachedCounts read_cache(const std::string& path) {
     while (std::getline(ss, x, ',')) f.push_back(x);
     if (!line.empty() && line.back() == ',') f.push_back("");
     if (f.size() != 9) return r;
-    CountKey k{f[1], static_cast<Phase>(std::stoi(f[2])), static_cast<Category>(std::stoi(f[3])), f[4], f[5], f[6], f[7]};
+    CountKey k{
+        f[1], static_cast<Phase>(std::stoi(f[2])), static_cast<Category>(std::stoi(f[3])), f[4], f[5], f[6],
+        f[7]};
     (f[0] == "step" ? r.counts.step : r.counts.inference).add(k, std::stoll(f[8]));
   }
   r.ok = true;
@@ -57,10 +59,11 @@ CachedCounts read_cache(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::optional<CostColumns>> sweep_point_costs(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+std::vector<std::optional<CostColumns>> sweep_point_costs(const SweepSpec& spec,
+                                                          const std::vector<SweepPoint>& points,
                                                           const std::vector<SweepRun>& runs,
-                                                          const std::string& out_dir, const std::string& cost_model,
-                                                          std::ostream& log) {
+                                                          const std::string& out_dir,
+                                                          const std::string& cost_model, std::ostream& log) {
   const CostModel model = cost_model.empty() ? default_cost_model() : load_cost_model(cost_model);
   std::vector<std::optional<CostColumns>> costs(points.size());
   const fs::path dir = fs::path(out_dir) / "cost";

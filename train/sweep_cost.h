@@ -16,9 +16,10 @@ namespace emu::train {
 // One entry per point: the cost of the point's recipe (base recipe with the
 // point's --set list of its first run), or nothing when it could not be counted
 // (the reason is written to `log`, once per point). `cost_model` "" = the default table.
-std::vector<std::optional<CostColumns>> sweep_point_costs(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+std::vector<std::optional<CostColumns>> sweep_point_costs(const SweepSpec& spec,
+                                                          const std::vector<SweepPoint>& points,
                                                           const std::vector<SweepRun>& runs,
-                                                          const std::string& out_dir, const std::string& cost_model,
-                                                          std::ostream& log);
+                                                          const std::string& out_dir,
+                                                          const std::string& cost_model, std::ostream& log);
 
 }  // namespace emu::train

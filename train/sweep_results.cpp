@@ -102,8 +102,8 @@ void write_run_status(const std::string& run_dir, const RunRecord& r) {
 }
 
 const std::vector<std::string>& metric_names() {
-  static const std::vector<std::string> names = {"final_test_acc", "final_val_acc", "best_test_acc", "best_val_acc",
-                                                 "final_train_loss"};
+  static const std::vector<std::string> names = {"final_test_acc", "final_val_acc", "best_test_acc",
+                                                 "best_val_acc", "final_train_loss"};
   return names;
 }
 
@@ -122,11 +122,12 @@ std::optional<double> metric_value(const RunRecord& r, const std::string& metric
 }
 
 std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                        const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
-                        const std::string& runs_dir, const std::vector<std::optional<CostColumns>>* costs) {
-  std::vector<std::string> cols = {"seed",          "status",        "diverged", "final_train_loss",
+                        const std::vector<SweepRun>& runs,
+                        const std::vector<std::optional<RunRecord>>& records, const std::string& runs_dir,
+                        const std::vector<std::optional<CostColumns>>* costs) {
+  std::vector<std::string> cols = {"seed",          "status",         "diverged",     "final_train_loss",
                                    "final_val_acc", "final_test_acc", "best_val_acc", "best_test_acc",
-                                   "wall_s",        "steps",         "run_dir"};
+                                   "wall_s",        "steps",          "run_dir"};
   if (costs) cols.insert(cols.end(), cost_column_names().begin(), cost_column_names().end());
   std::string out = header(spec, {"point"}, cols);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -138,8 +139,7 @@ std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& po
     row.insert(row.end(), {fmt::format("{}", runs[i].seed), r.status, r.status == "diverged" ? "yes" : "no",
                            r.final_train_loss ? number(*r.final_train_loss, "{:.6g}") : std::string(),
                            percent(r.final_val_acc), percent(r.final_test_acc), percent(r.best_val_acc),
-                           percent(r.best_test_acc),
-                           r.wall_s ? number(*r.wall_s, "{:.2f}") : std::string(),
+                           percent(r.best_test_acc), r.wall_s ? number(*r.wall_s, "{:.2f}") : std::string(),
                            r.steps ? std::to_string(*r.steps) : std::string(),
                            (fs::path(runs_dir) / runs[i].id).string()});
     if (costs) {
@@ -152,10 +152,11 @@ std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& po
 }
 
 std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
+                          const std::vector<SweepRun>& runs,
+                          const std::vector<std::optional<RunRecord>>& records,
                           const std::vector<std::optional<CostColumns>>* costs) {
-  const std::vector<std::string> metrics = {"final_val_acc", "final_test_acc", "best_val_acc", "best_test_acc",
-                                            "wall_s"};
+  const std::vector<std::string> metrics = {"final_val_acc", "final_test_acc", "best_val_acc",
+                                            "best_test_acc", "wall_s"};
   std::vector<std::string> cols = {"runs"};
   for (const std::string& m : metrics)
     for (const char* stat : {"mean", "std", "min", "max"}) cols.push_back(std::string(stat) + "_" + m);
@@ -199,7 +200,8 @@ std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& 
         for (double x : v) ss += (x - mean) * (x - mean);
         sd = fmt::format("{:.3f}", std::sqrt(ss / static_cast<double>(v.size() - 1)));
       }
-      row.insert(row.end(), {fmt::format("{:.3f}", mean), sd, fmt::format("{:.2f}", lo), fmt::format("{:.2f}", hi)});
+      row.insert(row.end(),
+                 {fmt::format("{:.3f}", mean), sd, fmt::format("{:.2f}", lo), fmt::format("{:.2f}", hi)});
     }
     row.insert(row.end(), {std::to_string(diverged), std::to_string(failed)});
     if (costs) {

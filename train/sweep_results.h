@@ -48,11 +48,12 @@ const std::vector<std::string>& metric_names();
 // With `costs` (one per point, docs/cost.md), both tables end in the cost
 // columns (cost_column_names(); empty where a point's cost is unknown).
 std::string results_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                        const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
-                        const std::string& runs_dir,
+                        const std::vector<SweepRun>& runs,
+                        const std::vector<std::optional<RunRecord>>& records, const std::string& runs_dir,
                         const std::vector<std::optional<CostColumns>>* costs = nullptr);
 std::string aggregate_csv(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                          const std::vector<SweepRun>& runs, const std::vector<std::optional<RunRecord>>& records,
+                          const std::vector<SweepRun>& runs,
+                          const std::vector<std::optional<RunRecord>>& records,
                           const std::vector<std::optional<CostColumns>>* costs = nullptr);
 
 }  // namespace emu::train

@@ -179,7 +179,8 @@ std::vector<std::string> child_args(const RunnerOptions& o, const RunJob& job) {
 }
 
 bool run_jobs(const RunnerOptions& o, const std::vector<RunJob>& jobs,
-              std::vector<std::optional<RunRecord>>* records, const std::function<void(size_t)>& on_finished) {
+              std::vector<std::optional<RunRecord>>* records,
+              const std::function<void(size_t)>& on_finished) {
   SignalGuard guard;
   g_last_signal = 0;
   std::vector<size_t> pending;
@@ -276,7 +277,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   fs::create_directories(ro.runs_dir);
   const int lock = open((fs::path(out) / "sweep.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0)
-    throw SweepError(fmt::format("sweep {}: another sweep is running in {} (sweep.lock is held)", s.source, out));
+    throw SweepError(
+        fmt::format("sweep {}: another sweep is running in {} (sweep.lock is held)", s.source, out));
   {
     std::ifstream in(s.source);
     std::stringstream ss;
@@ -301,9 +303,10 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     write_file_atomic(aggregate, aggregate_csv(s, points, runs, records, cost_ptr));
   };
   write_tables();
-  log << fmt::format("sweep {}: {} points x {} seeds = {} runs, {} finished before; {} at once, {} threads each; "
-                     "out {}\n",
-                     s.name, points.size(), s.seeds.size(), runs.size(), done, s.jobs, s.threads, out)
+  log << fmt::format(
+             "sweep {}: {} points x {} seeds = {} runs, {} finished before; {} at once, {} threads each; "
+             "out {}\n",
+             s.name, points.size(), s.seeds.size(), runs.size(), done, s.jobs, s.threads, out)
       << std::flush;
 
   const auto t0 = Clock::now();
@@ -317,14 +320,16 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     write_tables();
     const double per_run = session_wall / static_cast<double>(session_done);
     const double eta = per_run * static_cast<double>(total - done) / std::max(1, s.jobs);
-    log << fmt::format("[{}/{}] {}: {} in {:.1f} s, ETA {}\n", done, total, runs[i].label, describe(*records[i]),
-                       records[i]->wall_s.value_or(0), done == total ? "0 s" : eta_text(eta))
+    log << fmt::format("[{}/{}] {}: {} in {:.1f} s, ETA {}\n", done, total, runs[i].label,
+                       describe(*records[i]), records[i]->wall_s.value_or(0),
+                       done == total ? "0 s" : eta_text(eta))
         << std::flush;
   });
   if (!complete) {
-    log << fmt::format("sweep interrupted (signal {}): {} of {} runs finished; run the same command again to "
-                       "finish the rest\n",
-                       interrupting_signal(), done, total)
+    log << fmt::format(
+               "sweep interrupted (signal {}): {} of {} runs finished; run the same command again to "
+               "finish the rest\n",
+               interrupting_signal(), done, total)
         << std::flush;
     close(lock);
     return 128 + interrupting_signal();
@@ -335,8 +340,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     diverged += r && r->status == "diverged";
     failed += r && r->status == "failed";
   }
-  log << fmt::format("sweep done: {} runs ({} ok, {} diverged, {} failed); this session {} runs in {}; {}\n", total,
-                     ok, diverged, failed, session_done,
+  log << fmt::format("sweep done: {} runs ({} ok, {} diverged, {} failed); this session {} runs in {}; {}\n",
+                     total, ok, diverged, failed, session_done,
                      eta_text(std::chrono::duration<double>(Clock::now() - t0).count()), results)
       << std::flush;
   close(lock);

@@ -50,14 +50,14 @@ std::vector<std::string> child_args(const RunnerOptions& options, const RunJob& 
 
 // `emutrain sweep`: what the command line gives besides the sweep file.
 struct SweepOptions {
-  std::string out;                  // "" = sweeps/<sweep name>
-  int jobs = 0;                     // 0 = the sweep file's
-  int threads = -1;                 // -1 = the sweep file's
-  bool dry_run = false;             // list the runs and check their recipes, run nothing
+  std::string out;       // "" = sweeps/<sweep name>
+  int jobs = 0;          // 0 = the sweep file's
+  int threads = -1;      // -1 = the sweep file's
+  bool dry_run = false;  // list the runs and check their recipes, run nothing
   bool retry_failed = false;
-  std::vector<std::string> sets;    // extra --set for every run, after the sweep's own
+  std::vector<std::string> sets;  // extra --set for every run, after the sweep's own
   std::string exe = "/proc/self/exe";
-  std::ostream* log = nullptr;      // progress lines (default std::cout)
+  std::ostream* log = nullptr;  // progress lines (default std::cout)
   // The cost columns of results.csv and aggregate.csv (docs/cost.md): each point's
   // training step counted once (cached in <out>/cost/<point>.csv) and priced with
   // this table ("" = the default Horowitz table); false leaves the columns out.

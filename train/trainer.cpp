@@ -30,18 +30,18 @@
 #include "optim/sgd.h"
 #include "train/atomic_file.h"
 #include "train/data_parallel.h"
-#include "train/split_report.h"
 #include "train/faults.h"
 #include "train/json.h"
 #include "train/progress.h"
 #include "train/recipe_optimizer.h"
+#include "train/split_report.h"
 
 namespace emu::train {
 
 using config::Args;
-using config::RecipeError;
 using config::join_names;
 using config::parse_int;
+using config::RecipeError;
 
 namespace fs = std::filesystem;
 namespace {
@@ -458,8 +458,9 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
   fs::create_directories(fs::path(run_dir) / "checkpoints");
   RunLog log(dp.writer() ? out : silent, (fs::path(run_dir) / "log.txt").string(), !resume_path.empty());
   dp.open_step_log(run_dir, !resume_path.empty());
-  write_file_atomic((fs::path(run_dir) / "recipe.yaml").string(),
-                    "# resolved recipe (after --set and defaults) of " + recipe.source + "\n" + recipe.to_yaml());
+  write_file_atomic(
+      (fs::path(run_dir) / "recipe.yaml").string(),
+      "# resolved recipe (after --set and defaults) of " + recipe.source + "\n" + recipe.to_yaml());
   log.line(fmt::format("run dir: {}", run_dir));
   for (const std::string& l : early) log.line(l);
 
@@ -556,7 +557,7 @@ TrainSummary train_recipe(const Recipe& recipe, const TrainOptions& options) {
     for (const auto& e : eval_sets)
       if (dp.writer())  // the other ranks hold the same weights and write nothing
         row.splits[e.split] =
-          evaluate(*model, *e.dataset, e.split, d.integer("eval_batch_size"), seed, workers);
+            evaluate(*model, *e.dataset, e.split, d.integer("eval_batch_size"), seed, workers);
     row.seconds = train_seconds + seconds_since(eval_start);
     row.samples_per_second = train_seconds > 0 ? static_cast<double>(totals.examples) / train_seconds : 0;
     progress.clear();

@@ -63,7 +63,8 @@ void run_head(const MacPolicy& p, const HeadProduct& h, const float* result, Dra
       float* c = h.C + i * h.ldc + j;
       const uint64_t base = static_cast<uint64_t>(c - result) * sites;
       auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, base + site); };
-      *c = static_cast<float>(mac_reduce(p, offset_or_null(h.A, i * h.lda), bt.data() + j * h.K, h.K, nullptr, draw));
+      *c = static_cast<float>(
+          mac_reduce(p, offset_or_null(h.A, i * h.lda), bt.data() + j * h.K, h.K, nullptr, draw));
     }
 }
 
@@ -248,8 +249,15 @@ void CpuBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tenso
     const float* src = offset_or_null(yp, n * d.S * E + h * d.D);
     for (int64_t j = 0; j < d.S; ++j)
       for (int64_t k = 0; k < d.D; ++k) yt[k * d.S + j] = src[j * E + k];
-    return HeadProduct{offset_or_null(xp, n * d.T * E + h * d.D), E, yt.data(), d.S, offset_or_null(sp, b * d.T * d.S),
-                       d.S, d.T, d.S, d.D};
+    return HeadProduct{offset_or_null(xp, n * d.T * E + h * d.D),
+                       E,
+                       yt.data(),
+                       d.S,
+                       offset_or_null(sp, b * d.T * d.S),
+                       d.S,
+                       d.T,
+                       d.S,
+                       d.D};
   });
 }
 
@@ -265,8 +273,15 @@ void CpuBackend::attention_context(const MacPolicy& p, int64_t heads, const Tens
   float* cp = c.data();
   run_heads(p, d.N * d.H, cp, key, threads_, [&](int64_t b, std::vector<float>&) {
     const int64_t n = b / d.H, h = b % d.H;
-    return HeadProduct{offset_or_null(ap, b * d.T * d.S), d.S, offset_or_null(yp, n * d.S * E + h * d.D), E,
-                       offset_or_null(cp, n * d.T * E + h * d.D), E, d.T, d.D, d.S};
+    return HeadProduct{offset_or_null(ap, b * d.T * d.S),
+                       d.S,
+                       offset_or_null(yp, n * d.S * E + h * d.D),
+                       E,
+                       offset_or_null(cp, n * d.T * E + h * d.D),
+                       E,
+                       d.T,
+                       d.D,
+                       d.S};
   });
 }
 
@@ -286,8 +301,15 @@ void CpuBackend::attention_context_transposed(const MacPolicy& p, int64_t heads,
     const float* src = offset_or_null(ap, b * d.T * d.S);
     for (int64_t t = 0; t < d.T; ++t)
       for (int64_t j = 0; j < d.S; ++j) at[j * d.T + t] = src[t * d.S + j];
-    return HeadProduct{at.data(), d.T, offset_or_null(xp, n * d.T * E + h * d.D), E,
-                       offset_or_null(cp, n * d.S * E + h * d.D), E, d.S, d.D, d.T};
+    return HeadProduct{at.data(),
+                       d.T,
+                       offset_or_null(xp, n * d.T * E + h * d.D),
+                       E,
+                       offset_or_null(cp, n * d.S * E + h * d.D),
+                       E,
+                       d.S,
+                       d.D,
+                       d.T};
   });
 }
 

@@ -10,7 +10,8 @@
 
 namespace emu {
 
-void CpuBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, const ReadLayout& layout, DrawKey key) {
+void CpuBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, const ReadLayout& layout,
+                                 DrawKey key) {
   if (x.shape() != y.shape() || layout.numel() != x.numel())
     throw std::invalid_argument(fmt::format("quantize_blocks: {} into {} with layout [{}, {}, {}]",
                                             shape_string(x.shape()), shape_string(y.shape()), layout.outer,
@@ -21,7 +22,9 @@ void CpuBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, co
   const int64_t per_row = blocks_per_row(p, l);
   Tensor src = x.contiguous();
   const float* xp = src.data();
-  Tensor out = y.is_contiguous() ? y : Tensor::zeros(x.shape());  // in place is safe: a block is read before it is written
+  Tensor out = y.is_contiguous()
+                   ? y
+                   : Tensor::zeros(x.shape());  // in place is safe: a block is read before it is written
   float* yp = out.data();
   // Rows are independent; a row of many small blocks is cheap, so grain in elements.
   const int64_t grain = l.len > 0 ? (4096 + l.len - 1) / l.len : 1;

@@ -33,7 +33,6 @@ using cpu_checks::check_result;
 using cpu_checks::check_shape;
 using cpu_rows::direct_reduce;
 
-
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
 
 struct ConvGeom : ConvShape {
@@ -194,8 +193,8 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
 }
 
 // gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W)
-void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w,
-                                   Tensor& gx, DrawKey key) {
+void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy,
+                                   const Tensor& w, Tensor& gx, DrawKey key) {
   const char* op = "conv2d_grad_input";
   const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
   check_shape(op, "gy", gy, g.y_shape());
@@ -232,7 +231,8 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
     UninitBuffer<float> wb(static_cast<size_t>(K * g.Cig));
     for (int64_t co = 0; co < g.Cog; ++co)
       for (int64_t cl = 0; cl < g.Cig; ++cl)
-        for (int64_t t = 0; t < khw; ++t) wb[(co * khw + t) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
+        for (int64_t t = 0; t < khw; ++t)
+          wb[(co * khw + t) * g.Cig + cl] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
     UninitBuffer<float> a(static_cast<size_t>(block * K)), c(static_cast<size_t>(block * g.Cig));
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
       const int64_t r1 = std::min(rows, r0 + block);
@@ -252,8 +252,8 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
 }
 
 // x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW)
-void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy,
-                                    Tensor& gw, DrawKey key) {
+void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x,
+                                    const Tensor& gy, Tensor& gw, DrawKey key) {
   const char* op = "conv2d_grad_weight";
   const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
   check_shape(op, "gy", gy, g.y_shape());
@@ -283,7 +283,8 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
 
   // Per group: A = gy_g as (C_out/G, (n, oh, ow)), B = im2col (pixels, kg) in column blocks,
   // C = the columns of gw's group rows (ldc = kg).
-  const int64_t cols = std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
+  const int64_t cols =
+      std::clamp<int64_t>(kPackFloats / std::max<int64_t>(K, 1), 1, std::max<int64_t>(kg, 1));
   for_groups(g.G, threads_, [&](int64_t grp, int inner) {
     UninitBuffer<float> a(static_cast<size_t>(g.Cog * K));
     parallel_for(g.Cog * g.N, inner, 16, [&](int64_t t0, int64_t t1) {
@@ -305,7 +306,8 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
 // x (N,C,S) -> y (C): the sum of docs/contract.md section 4.7 (mul exact, b = 1) over (n, s), rounded
 // to p.out.
 void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
-  if (x.ndim() != 3) throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  if (x.ndim() != 3)
+    throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
   const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
   check_result("channel_sum", "y", y, {C});
   const Tensor X = x.contiguous();

@@ -12,7 +12,8 @@ namespace emu {
 // x -> y = R_f(x), element i drawing at index i (row-major order of the view).
 void CpuBackend::quantize(const Format& f, const Tensor& x, Tensor& y, DrawKey key) {
   if (x.shape() != y.shape())
-    throw std::invalid_argument(fmt::format("quantize: {} into {}", shape_string(x.shape()), shape_string(y.shape())));
+    throw std::invalid_argument(
+        fmt::format("quantize: {} into {}", shape_string(x.shape()), shape_string(y.shape())));
   BulkOptions opt;
   opt.threads = static_cast<unsigned>(threads_);
   opt.seed = key.seed;

@@ -36,7 +36,8 @@ void activation_values(const float* x, float* y, int64_t lo, int64_t hi) {
 }
 
 template <Activation K, class A>
-void activation_grads(A a, const float* x, const float* y, const float* gy, float* gx, int64_t lo, int64_t hi) {
+void activation_grads(A a, const float* x, const float* y, const float* gy, float* gx, int64_t lo,
+                      int64_t hi) {
   for (int64_t i = lo; i < hi; ++i) {
     a.at(static_cast<uint64_t>(i));
     gx[i] = activation_grad(K, a, x[i], y[i], gy[i]);
@@ -44,14 +45,24 @@ void activation_grads(A a, const float* x, const float* y, const float* gy, floa
 }
 
 template <class A>
-void grads_for(Activation kind, const A& a, const float* x, const float* y, const float* gy, float* gx, int64_t lo,
-               int64_t hi) {
+void grads_for(Activation kind, const A& a, const float* x, const float* y, const float* gy, float* gx,
+               int64_t lo, int64_t hi) {
   switch (kind) {
-    case Activation::Relu: activation_grads<Activation::Relu>(a, x, y, gy, gx, lo, hi); break;
-    case Activation::Gelu: activation_grads<Activation::Gelu>(a, x, y, gy, gx, lo, hi); break;
-    case Activation::Silu: activation_grads<Activation::Silu>(a, x, y, gy, gx, lo, hi); break;
-    case Activation::Tanh: activation_grads<Activation::Tanh>(a, x, y, gy, gx, lo, hi); break;
-    case Activation::Sigmoid: activation_grads<Activation::Sigmoid>(a, x, y, gy, gx, lo, hi); break;
+    case Activation::Relu:
+      activation_grads<Activation::Relu>(a, x, y, gy, gx, lo, hi);
+      break;
+    case Activation::Gelu:
+      activation_grads<Activation::Gelu>(a, x, y, gy, gx, lo, hi);
+      break;
+    case Activation::Silu:
+      activation_grads<Activation::Silu>(a, x, y, gy, gx, lo, hi);
+      break;
+    case Activation::Tanh:
+      activation_grads<Activation::Tanh>(a, x, y, gy, gx, lo, hi);
+      break;
+    case Activation::Sigmoid:
+      activation_grads<Activation::Sigmoid>(a, x, y, gy, gx, lo, hi);
+      break;
   }
 }
 
@@ -66,7 +77,8 @@ void pwl_values(A a, const FunctionApprox& fn, const float* x, float* y, int64_t
 
 // Its backward: the derivative of the approximation (activation_pwl_grad).
 template <class A>
-void pwl_grads(A a, const FunctionApprox& fn, const float* x, const float* gy, float* gx, int64_t lo, int64_t hi) {
+void pwl_grads(A a, const FunctionApprox& fn, const float* x, const float* gy, float* gx, int64_t lo,
+               int64_t hi) {
   for (int64_t i = lo; i < hi; ++i) {
     a.at(static_cast<uint64_t>(i));
     gx[i] = activation_pwl_grad(fn, a, x[i], gy[i]);
@@ -86,8 +98,8 @@ void add_values(A a, const float* x, const float* y, float* out, int64_t lo, int
 // x: (n) -> y: (n), y[i] = R_out(f(x[i])): f in binary32, then the chunk rounded
 // in bulk (numerics/bulk.h), element i drawing at index i of stream key.stream.
 // A pwl function (not relu): pwl_value element by element.
-void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x,
-                                    Tensor& y, DrawKey key) {
+void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out,
+                                    const Tensor& x, Tensor& y, DrawKey key) {
   check_output("activation_forward", x, y);
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
@@ -96,18 +108,30 @@ void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, c
   if (fn.pwl() && kind != Activation::Relu) {
     const ElementArith arith(out, key.seed, key.stream);
     parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-      if (plain) pwl_values(Fp32Arith{}, fn, xp, yp, lo, hi);
-      else pwl_values(arith, fn, xp, yp, lo, hi);
+      if (plain)
+        pwl_values(Fp32Arith{}, fn, xp, yp, lo, hi);
+      else
+        pwl_values(arith, fn, xp, yp, lo, hi);
     });
     return;
   }
   parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     switch (kind) {
-      case Activation::Relu: activation_values<Activation::Relu>(xp, yp, lo, hi); break;
-      case Activation::Gelu: activation_values<Activation::Gelu>(xp, yp, lo, hi); break;
-      case Activation::Silu: activation_values<Activation::Silu>(xp, yp, lo, hi); break;
-      case Activation::Tanh: activation_values<Activation::Tanh>(xp, yp, lo, hi); break;
-      case Activation::Sigmoid: activation_values<Activation::Sigmoid>(xp, yp, lo, hi); break;
+      case Activation::Relu:
+        activation_values<Activation::Relu>(xp, yp, lo, hi);
+        break;
+      case Activation::Gelu:
+        activation_values<Activation::Gelu>(xp, yp, lo, hi);
+        break;
+      case Activation::Silu:
+        activation_values<Activation::Silu>(xp, yp, lo, hi);
+        break;
+      case Activation::Tanh:
+        activation_values<Activation::Tanh>(xp, yp, lo, hi);
+        break;
+      case Activation::Sigmoid:
+        activation_values<Activation::Sigmoid>(xp, yp, lo, hi);
+        break;
     }
     if (plain) return;
     BulkOptions opt;
@@ -120,8 +144,9 @@ void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, c
 }
 
 // x, y, gy: (n) -> gx: (n), activation_grad in format g (pwl: activation_pwl_grad).
-void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x,
-                                     const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key) {
+void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g,
+                                     const Tensor& x, const Tensor& y, const Tensor& gy, Tensor& gx,
+                                     DrawKey key) {
   check_same_shape("activation_backward", x, y);
   check_same_shape("activation_backward", x, gy);
   check_output("activation_backward", x, gx);
@@ -132,10 +157,14 @@ void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, 
   const ElementArith arith(g, key.seed, key.stream);
   const bool pwl = fn.pwl() && kind != Activation::Relu;
   parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (pwl && plain) pwl_grads(Fp32Arith{}, fn, xp, gp, out, lo, hi);
-    else if (pwl) pwl_grads(arith, fn, xp, gp, out, lo, hi);
-    else if (plain) grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
-    else grads_for(kind, arith, xp, yp, gp, out, lo, hi);
+    if (pwl && plain)
+      pwl_grads(Fp32Arith{}, fn, xp, gp, out, lo, hi);
+    else if (pwl)
+      pwl_grads(arith, fn, xp, gp, out, lo, hi);
+    else if (plain)
+      grads_for(kind, Fp32Arith{}, xp, yp, gp, out, lo, hi);
+    else
+      grads_for(kind, arith, xp, yp, gp, out, lo, hi);
   });
 }
 
@@ -149,8 +178,10 @@ void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor&
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, key.seed, key.stream);
   parallel_for(a.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (plain) add_values(Fp32Arith{}, ap, bp, out, lo, hi);
-    else add_values(arith, ap, bp, out, lo, hi);
+    if (plain)
+      add_values(Fp32Arith{}, ap, bp, out, lo, hi);
+    else
+      add_values(arith, ap, bp, out, lo, hi);
   });
 }
 

@@ -110,8 +110,8 @@ class Epilogue {
     promote_fp32_ = chunked_ && is_plain_fp32(p_.acc_outer) && acc_binary32;
     bias_fp32_ = is_plain_fp32(last_) && last_b32;
     // R_out(v) = v when v is already a value of out (non-stochastic modes).
-    out_identity_ = !is_stochastic(p_.out) && ((p_.out == last_ && binary32_valued(last_)) ||
-                                               (is_plain_fp32(p_.out) && last_b32));
+    out_identity_ = !is_stochastic(p_.out) &&
+                    ((p_.out == last_ && binary32_valued(last_)) || (is_plain_fp32(p_.out) && last_b32));
     out_binary32_ =
         p_.out.family == Family::Ieee && p_.out.exp_bits == 8 && p_.out.man_bits == 23 && p_.out.subnormals;
     out_ieee_ = !is_stochastic(p_.out) && fast_ieee_d_supported(p_.out);
@@ -510,7 +510,8 @@ GemmPath gemm_policy_path(const MacPolicy& p) {
   // An approximate multiplier's products come from its table (mac_term): the
   // kernels below do not round products that way; (f) or the generic path runs.
   // A split scheme's partial products (docs/contract.md section 5.6): only mac_term forms them.
-  if (!p.mul_exact && p.split != SplitMul::None) return split_gemm_applies(p) ? GemmPath::Split : GemmPath::Generic;
+  if (!p.mul_exact && p.split != SplitMul::None)
+    return split_gemm_applies(p) ? GemmPath::Split : GemmPath::Generic;
   if (!p.mul_exact && has_approx_mul(p.lut))
     return is_plain_fp32(acc) && p.chunk == 0 && !is_stochastic(p.out) ? GemmPath::Lut : GemmPath::Generic;
   if (is_stochastic(acc) || (!p.mul_exact && is_stochastic(p.mul))) {

@@ -41,8 +41,9 @@ enum class GemmPath : uint8_t {
   AccIeee,     // (c) mul and acc eXmY with <= 11 significant bits, RNE: binary32 sums
   Int,         // (d) integer-valued operands, exact products, fixed-point accumulator
   Posit,       // (e) mul = acc = posit (RNE): binary64 lanes, per-binade grids
-  Lut,         // (f) approximate multiplier (MacPolicy::lut) / acc fp32, no chunks: table products, binary32 sums
-  Split,       // (g) split:fp32b|fp32f|fp32t|auto / acc fp32, no chunks: binary32 partial products and sums (split_gemm.h)
+  Lut,    // (f) approximate multiplier (MacPolicy::lut) / acc fp32, no chunks: table products, binary32 sums
+  Split,  // (g) split:fp32b|fp32f|fp32t|auto / acc fp32, no chunks: binary32 partial products and sums
+          // (split_gemm.h)
 };
 const char* gemm_path_name(GemmPath path);
 

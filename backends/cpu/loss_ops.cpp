@@ -62,11 +62,11 @@ void scale_values(A a, const float* d, float w, float* gx, float* gt, int64_t lo
 
 // logits: (N, C), targets: (N) -> logp: (N, C), loss: ()
 void CpuBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits, const Tensor& targets,
-                                       int64_t ignore_index, float q_on, float q_off, Tensor& logp, Tensor& loss,
-                                       DrawKey key) {
+                                       int64_t ignore_index, float q_on, float q_off, Tensor& logp,
+                                       Tensor& loss, DrawKey key) {
   using namespace loss_site;
-  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_forward", "logits", logits, "logp", logp, loss,
-                                                       targets, ignore_index);
+  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_forward", "logits", logits, "logp",
+                                                       logp, loss, targets, ignore_index);
   const int64_t N = logits.dim(0), C = logits.dim(1);
   softmax_forward(p, true, logits, logp, key);
 
@@ -86,16 +86,16 @@ void CpuBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits,
       q[static_cast<size_t>(t)] = q_off;
     }
   });
-  loss.data()[0] = cross_entropy_loss(p, rows.data(), N, [&](int64_t r) { return cls[static_cast<size_t>(r)] >= 0; },
-                                      key);
+  loss.data()[0] = cross_entropy_loss(
+      p, rows.data(), N, [&](int64_t r) { return cls[static_cast<size_t>(r)] >= 0; }, key);
 }
 
 // logp: (N, C), targets: (N), gloss: () -> glogits: (N, C)
 void CpuBackend::cross_entropy_backward(const Format& g, const Tensor& logp, const Tensor& targets,
                                         int64_t ignore_index, float q_on, float q_off, const Tensor& gloss,
                                         Tensor& glogits, DrawKey key) {
-  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_backward", "logp", logp, "glogits", glogits, gloss,
-                                                       targets, ignore_index);
+  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_backward", "logp", logp, "glogits",
+                                                       glogits, gloss, targets, ignore_index);
   const int64_t N = logp.dim(0), C = logp.dim(1);
   const int64_t count = std::count_if(cls.begin(), cls.end(), [](int64_t c) { return c >= 0; });
   const float w = loss_scale(g, gloss.item(), count, key);
@@ -105,14 +105,16 @@ void CpuBackend::cross_entropy_backward(const Format& g, const Tensor& logp, con
   const ElementArith arith(g, key.seed, key.stream);
   const bool plain = is_plain_fp32(g);
   parallel_for(N, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
-    if (plain) ce_grad_rows(Fp32Arith{}, lp, cls, q_on, q_off, w, out, C, r0, r1);
-    else ce_grad_rows(arith, lp, cls, q_on, q_off, w, out, C, r0, r1);
+    if (plain)
+      ce_grad_rows(Fp32Arith{}, lp, cls, q_on, q_off, w, out, C, r0, r1);
+    else
+      ce_grad_rows(arith, lp, cls, q_on, q_off, w, out, C, r0, r1);
   });
 }
 
 // x, target: (n) -> diff: (n), loss: ()
-void CpuBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff, Tensor& loss,
-                             DrawKey key) {
+void CpuBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff,
+                             Tensor& loss, DrawKey key) {
   check_mse_forward(x, target, diff, loss);
   Tensor xc = x.contiguous(), tc = target.contiguous();
   const float *xp = xc.data(), *tp = tc.data();
@@ -121,15 +123,17 @@ void CpuBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& 
   const ElementArith arith(p.out, key.seed, key.stream);
   const bool plain = is_plain_fp32(p.out);
   parallel_for(n, threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (plain) sub_values(Fp32Arith{}, xp, tp, dp, lo, hi);
-    else sub_values(arith, xp, tp, dp, lo, hi);
+    if (plain)
+      sub_values(Fp32Arith{}, xp, tp, dp, lo, hi);
+    else
+      sub_values(arith, xp, tp, dp, lo, hi);
   });
   loss.data()[0] = mse_loss(p, dp, n, key);
 }
 
 // diff: (n), gloss: () -> gx: (n)
-void CpuBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx, Tensor* gtarget,
-                              DrawKey key) {
+void CpuBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx,
+                              Tensor* gtarget, DrawKey key) {
   check_mse_backward(diff, gloss, gx, gtarget);
   const int64_t n = diff.numel();
   // 2 * gloss is exact in binary64; one rounding for the quotient.
@@ -141,8 +145,10 @@ void CpuBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor&
   const ElementArith arith(g, key.seed, key.stream);
   const bool plain = is_plain_fp32(g);
   parallel_for(n, threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (plain) scale_values(Fp32Arith{}, dp, w, out, out_t, lo, hi);
-    else scale_values(arith, dp, w, out, out_t, lo, hi);
+    if (plain)
+      scale_values(Fp32Arith{}, dp, w, out, out_t, lo, hi);
+    else
+      scale_values(arith, dp, w, out, out_t, lo, hi);
   });
 }
 

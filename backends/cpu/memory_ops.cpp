@@ -38,7 +38,8 @@ void for_each_index(const Tensor& t, Fn fn) {
 
 void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
-    throw std::invalid_argument(fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
 }
 
 }  // namespace
@@ -50,7 +51,8 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   if (src.is_contiguous() && dst.is_contiguous()) {
-    if (dst.data() != src.data()) std::memmove(dst.data(), src.data(), static_cast<size_t>(n) * sizeof(float));
+    if (dst.data() != src.data())
+      std::memmove(dst.data(), src.data(), static_cast<size_t>(n) * sizeof(float));
     return;
   }
   std::vector<float> values(static_cast<size_t>(n));

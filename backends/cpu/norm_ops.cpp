@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/op_checks.h"
+#include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/stage_rows.h"
 #include "numerics/fast_round.h"
 #include "numerics/norm_steps.h"
@@ -39,7 +39,9 @@ struct Ncs {
 };
 
 Ncs ncs_of(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 3) throw std::invalid_argument(fmt::format("{}: {} must be (N, C, S), got {}", op, what, shape_string(t.shape())));
+  if (t.ndim() != 3)
+    throw std::invalid_argument(
+        fmt::format("{}: {} must be (N, C, S), got {}", op, what, shape_string(t.shape())));
   return Ncs{t.dim(0), t.dim(1), t.dim(2)};
 }
 
@@ -51,8 +53,8 @@ void gather_channel(const Ncs& d, const float* x, int64_t c, float* out) {
 }  // namespace
 
 // x (N,C,S) -> mean, var, var_unbiased (C)
-void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var, Tensor& var_unbiased,
-                                  DrawKey key) {
+void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var,
+                                  Tensor& var_unbiased, DrawKey key) {
   const char* op = "batch_norm_stats";
   const Ncs d = ncs_of(op, "x", x);
   check_result(op, "mean", mean, {d.C});
@@ -122,8 +124,10 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
       float* v = yp + i;
       dev.sub(xp + i, nullptr, mu[c], h, d.S, ui);
       hat.mul(h, nullptr, ip[c], h, d.S, ui);
-      if (gp) scale.mul(h, nullptr, gp[c], v, d.S, ui);
-      else std::copy_n(h, d.S, v);
+      if (gp)
+        scale.mul(h, nullptr, gp[c], v, d.S, ui);
+      else
+        std::copy_n(h, d.S, v);
       if (bp) shift.add(v, nullptr, bp[c], v, d.S, ui);
     }
   });
@@ -131,8 +135,8 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
 
 // mean, var_unbiased (C); running_mean, running_var (C) updated in place
 void CpuBackend::batch_norm_update_running(const Format& out, float momentum, const Tensor& mean,
-                                           const Tensor& var_unbiased, Tensor& running_mean, Tensor& running_var,
-                                           DrawKey key) {
+                                           const Tensor& var_unbiased, Tensor& running_mean,
+                                           Tensor& running_var, DrawKey key) {
   const char* op = "batch_norm_update_running";
   const int64_t C = mean.numel();
   check_shape(op, "mean", mean, {C});
@@ -152,9 +156,9 @@ void CpuBackend::batch_norm_update_running(const Format& out, float momentum, co
 }
 
 // gy, xhat (N,C,S), invstd (C), gamma (C) or null -> gx (N,C,S), ggamma, gbeta (C), each optional
-void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const Tensor& gy, const Tensor& xhat,
-                                     const Tensor& invstd, const Tensor* gamma, Tensor* gx, Tensor* ggamma,
-                                     Tensor* gbeta, DrawKey key) {
+void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const Tensor& gy,
+                                     const Tensor& xhat, const Tensor& invstd, const Tensor* gamma,
+                                     Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key) {
   const char* op = "batch_norm_backward";
   const Ncs d = ncs_of(op, "gy", gy);
   check_shape(op, "xhat", xhat, gy.shape());

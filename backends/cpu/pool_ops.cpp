@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/op_checks.h"
+#include "backends/cpu/reduce_arith.h"
 #include "numerics/fast_round.h"
 #include "numerics/philox.h"
 #include "numerics/pool_windows.h"
@@ -33,7 +33,9 @@ float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, 
   if (is_plain_fp32(out.format()) && is_binary32(v)) return static_cast<float>(v);
   const uint64_t chunks = chunk > 0 && K > 0 ? static_cast<uint64_t>((K + chunk - 1) / chunk) : 1;
   const uint32_t r =
-      is_stochastic(out.format()) ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1) : 0;
+      is_stochastic(out.format())
+          ? philox_draw(key.seed, key.stream, o * sites + 2 * static_cast<uint64_t>(K) + chunks + 1)
+          : 0;
   return static_cast<float>(out(v, r));
 }
 
@@ -53,7 +55,8 @@ struct Axis {
     for (int64_t l : len) max_len = std::max(max_len, l);
     cover.assign(static_cast<size_t>(in), {});
     for (int64_t o = 0; o < out(); ++o)
-      for (int64_t i = std::max<int64_t>(start[o], 0); i < std::min(in, start[o] + len[o]); ++i) cover[i].push_back(o);
+      for (int64_t i = std::max<int64_t>(start[o], 0); i < std::min(in, start[o] + len[o]); ++i)
+        cover[i].push_back(o);
     max_cover = 0;
     for (auto& c : cover) max_cover = std::max<int64_t>(max_cover, static_cast<int64_t>(c.size()));
   }
@@ -84,26 +87,30 @@ struct Pool {
 };
 
 void check_4d(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 4) throw std::invalid_argument(fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
+  if (t.ndim() != 4)
+    throw std::invalid_argument(
+        fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
 }
 
 // The strided pooling over an input of `in` shape (N, C, H, W).
 Pool strided_pool(const char* op, const Pool2dParams& pp, const Shape& in) {
-  if (pp.kernel_h < 1 || pp.kernel_w < 1 || pp.stride_h < 1 || pp.stride_w < 1 || pp.pad_h < 0 || pp.pad_w < 0 ||
-      2 * pp.pad_h > pp.kernel_h || 2 * pp.pad_w > pp.kernel_w)
-    throw std::invalid_argument(fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
-                                            ">= 1, padding >= 0 and at most half the kernel",
-                                            op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
+  if (pp.kernel_h < 1 || pp.kernel_w < 1 || pp.stride_h < 1 || pp.stride_w < 1 || pp.pad_h < 0 ||
+      pp.pad_w < 0 || 2 * pp.pad_h > pp.kernel_h || 2 * pp.pad_w > pp.kernel_w)
+    throw std::invalid_argument(
+        fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
+                    ">= 1, padding >= 0 and at most half the kernel",
+                    op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
   if (in[2] + 2 * pp.pad_h - pp.kernel_h < 0 || in[3] + 2 * pp.pad_w - pp.kernel_w < 0)
-    throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op, pp.kernel_h,
-                                            pp.kernel_w, shape_string(in)));
+    throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op,
+                                            pp.kernel_h, pp.kernel_w, shape_string(in)));
   return Pool{in[0], in[1], axis_table(strided_pool_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h)),
               axis_table(strided_pool_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w))};
 }
 
 Pool adaptive_pool(const char* op, const Shape& in, const Shape& out) {
   if (in[0] != out[0] || in[1] != out[1] || in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
-    throw std::invalid_argument(fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
+    throw std::invalid_argument(
+        fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
   return Pool{in[0], in[1], axis_table(adaptive_pool_axis(in[2], out[2])),
               axis_table(adaptive_pool_axis(in[3], out[3]))};
 }
@@ -179,7 +186,8 @@ void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, c
   check_4d(op, "x", x);
   const Pool pl = strided_pool(op, pp, x.shape());
   if (pl.in_plane() >= (int64_t{1} << 24))
-    throw std::invalid_argument(fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, pl.in_plane()));
+    throw std::invalid_argument(
+        fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, pl.in_plane()));
   check_result(op, "y", y, pl.out_shape());
   check_result(op, "argmax", argmax, pl.out_shape());
   const Tensor X = x.contiguous();
@@ -195,8 +203,10 @@ void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, c
       for (int64_t ow = 0; ow < OW; ++ow) {
         float best = 0.0f;
         int64_t at = -1;
-        for (int64_t ih = std::max<int64_t>(pl.h.start[oh], 0); ih < std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]); ++ih)
-          for (int64_t iw = std::max<int64_t>(pl.w.start[ow], 0); iw < std::min(pl.w.in, pl.w.start[ow] + pl.w.len[ow]); ++iw) {
+        for (int64_t ih = std::max<int64_t>(pl.h.start[oh], 0);
+             ih < std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]); ++ih)
+          for (int64_t iw = std::max<int64_t>(pl.w.start[ow], 0);
+               iw < std::min(pl.w.in, pl.w.start[ow] + pl.w.len[ow]); ++iw) {
             const float v = xpl[ih * pl.w.in + iw];
             if (max_pool_takes(at < 0, best, v)) {
               best = v;
@@ -219,8 +229,9 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
   const Pool pl = strided_pool(op, pp, gx.shape());
   check_result(op, "gx", gx, pl.in_shape());
   if (gy.shape() != pl.out_shape() || argmax.shape() != pl.out_shape())
-    throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op, shape_string(gy.shape()),
-                                            shape_string(argmax.shape()), shape_string(pl.out_shape())));
+    throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op,
+                                            shape_string(gy.shape()), shape_string(argmax.shape()),
+                                            shape_string(pl.out_shape())));
   const Tensor GY = gy.contiguous(), AM = argmax.contiguous();
   const float* gp = GY.data();
   const float* ap = AM.data();
@@ -271,7 +282,8 @@ void CpuBackend::avg_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
   const Pool pl = strided_pool(op, pp, gx.shape());
   check_result(op, "gx", gx, pl.in_shape());
   if (gy.shape() != pl.out_shape())
-    throw std::invalid_argument(fmt::format("{}: gy {} must be {}", op, shape_string(gy.shape()), shape_string(pl.out_shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: gy {} must be {}", op, shape_string(gy.shape()), shape_string(pl.out_shape())));
   const Tensor GY = gy.contiguous();
   avg_backward(p, pl, GY.data(), gx.data(), key, threads_);
 }

@@ -38,7 +38,8 @@ void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x,
   if (x.shape() != y.shape() || !y.is_contiguous())
     throw std::invalid_argument(fmt::format("dropout: {} into {} (contiguous output required)",
                                             shape_string(x.shape()), shape_string(y.shape())));
-  if (!(p >= 0.0f && p <= 1.0f)) throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
+  if (!(p >= 0.0f && p <= 1.0f))
+    throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();
@@ -46,8 +47,10 @@ void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x,
   const bool plain = is_plain_fp32(f);
   const ElementArith arith(f, round_key.seed, round_key.stream);
   parallel_for(x.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (plain) dropout_range(Fp32Arith{}, threshold, scale, xp, yp, mask_key, lo, hi);
-    else dropout_range(arith, threshold, scale, xp, yp, mask_key, lo, hi);
+    if (plain)
+      dropout_range(Fp32Arith{}, threshold, scale, xp, yp, mask_key, lo, hi);
+    else
+      dropout_range(arith, threshold, scale, xp, yp, mask_key, lo, hi);
   });
 }
 

@@ -158,7 +158,8 @@ void for_units(const Format& f, DrawKey step, int64_t units, int threads, const 
 Tensor contiguous_or_empty(const Tensor* t) { return t ? t->contiguous() : Tensor(); }
 
 // slopes (N,T,width): required (and checked) when a gate function is pwl, else unused (null returned).
-float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width) {
+float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d,
+                      int64_t width) {
   if (!fns.any_pwl()) return nullptr;
   if (!slopes) shape_error(op, "a pwl gate function needs the slopes output");
   expect_output(op, "slopes", *slopes, {d.N, d.T, width});
@@ -219,11 +220,11 @@ struct SequenceGrads {
 
 // x (N,T,I), h0, c0 (N,H), w_ih (4H,I), w_hh (4H,H), bias (4H), mask (N,T) -> y (N,T,H), h_n, c_n (N,H),
 // xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), preact (N,T,4H)
-void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
-                              const Tensor& h0, const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh,
-                              const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,
-                              Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact,
-                              DrawKey key) {
+void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act,
+                              const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
+                              const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse,
+                              Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,
+                              Tensor* preact, DrawKey key) {
   const char* op = "lstm_forward";
   const Dims d = forward_dims(op, x, w_ih, w_hh, 4);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, G = 4 * H;
@@ -265,8 +266,9 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, cons
         a.at(static_cast<uint64_t>(e));
         const float* pr = pre.data() + n * G + j;
         float c_next;
-        h[e] = lstm_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next,
-                                 sp + (n * T + t) * 6 * H + j, H, slp ? slp + (n * T + t) * 5 * H + j : nullptr);
+        h[e] =
+            lstm_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next,
+                              sp + (n * T + t) * 6 * H + j, H, slp ? slp + (n * T + t) * 5 * H + j : nullptr);
         c[e] = c_next;
         yp[(n * T + t) * H + j] = h[e];
       }
@@ -276,11 +278,11 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, cons
 
 // w_ih (4H,I), w_hh (4H,H), xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), gy (N,T,H), gh_n, gc_n (N,H),
 // mask (N,T) -> dx (N,T,I), dw_ih (4H,I), dw_hh (4H,H), dbias (4H), dh0, dc0 (N,H)
-void CpuBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh,
-                               const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* gy,
-                               const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask, bool reverse,
-                               Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0,
-                               DrawKey key) {
+void CpuBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih,
+                               const Tensor& w_hh, const Tensor& xh, const Tensor& saved,
+                               const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,
+                               const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh,
+                               Tensor* dbias, Tensor& dh0, Tensor& dc0, DrawKey key) {
   const char* op = "lstm_backward";
   if (xh.ndim() != 3)
     shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
@@ -345,8 +347,8 @@ void CpuBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, con
 // xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), preact (N,T,4H)
 void CpuBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
                              const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
-                             const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& xh, Tensor& saved,
-                             Tensor* slopes, Tensor* preact, DrawKey key) {
+                             const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& xh,
+                             Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key) {
   const char* op = "gru_forward";
   const Dims d = forward_dims(op, x, w_ih, w_hh, 3);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, W = 3 * H, G = 4 * H;
@@ -392,8 +394,9 @@ void CpuBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const
         if (!is_valid(mp, d, n, t)) continue;
         a.at(static_cast<uint64_t>(e));
         const float* pr = pre.data() + n * G + j;
-        h[e] = gru_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], h[e], sp + (n * T + t) * 5 * H + j, H,
-                                slp ? slp + (n * T + t) * 3 * H + j : nullptr);
+        h[e] =
+            gru_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], h[e], sp + (n * T + t) * 5 * H + j,
+                             H, slp ? slp + (n * T + t) * 3 * H + j : nullptr);
         yp[(n * T + t) * H + j] = h[e];
       }
     });
@@ -402,10 +405,11 @@ void CpuBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const
 
 // w_ih (3H,I), w_hh (3H,H), xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), gy (N,T,H), gh_n (N,H),
 // mask (N,T) -> dx (N,T,I), dw_ih (3H,I), dw_hh (3H,H), dbias (4H), dh0 (N,H)
-void CpuBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh,
-                              const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* gy,
-                              const Tensor* gh_n, const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih,
-                              Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key) {
+void CpuBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih,
+                              const Tensor& w_hh, const Tensor& xh, const Tensor& saved, const Tensor* slopes,
+                              const Tensor* gy, const Tensor* gh_n, const Tensor* mask, bool reverse,
+                              Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0,
+                              DrawKey key) {
   const char* op = "gru_backward";
   if (xh.ndim() != 3)
     shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
@@ -447,8 +451,9 @@ void CpuBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, cons
         a.at(static_cast<uint64_t>(e));
         const float dh_total = gyp ? a.add(gyp[(n * T + t) * H + j], dh[e], gru_site::kDh) : dh[e];
         float* g = dg.data() + (n * T + t) * G + j;
-        dd[static_cast<size_t>(e)] = gru_cell_backward(
-            a, fns, sp + (n * T + t) * 5 * H + j, slp ? slp + (n * T + t) * 3 * H + j : nullptr, H, dh_total, g);
+        dd[static_cast<size_t>(e)] =
+            gru_cell_backward(a, fns, sp + (n * T + t) * 5 * H + j,
+                              slp ? slp + (n * T + t) * 3 * H + j : nullptr, H, dh_total, g);
         row[0] = g[0], row[H] = g[H], row[2 * H] = g[3 * H];
       }
     });

@@ -38,12 +38,18 @@ class Round {
   double operator()(double x, uint32_t draw) const {
     if (fast_) {
       switch (p_.mode) {
-        case Rounding::NearestEven: return fast_ieee_d<Rounding::NearestEven>(p_, x);
-        case Rounding::TowardZero: return fast_ieee_d<Rounding::TowardZero>(p_, x);
-        case Rounding::Up: return fast_ieee_d<Rounding::Up>(p_, x);
-        case Rounding::Down: return fast_ieee_d<Rounding::Down>(p_, x);
-        case Rounding::NearestAway: return fast_ieee_d<Rounding::NearestAway>(p_, x);
-        case Rounding::Stochastic: break;
+        case Rounding::NearestEven:
+          return fast_ieee_d<Rounding::NearestEven>(p_, x);
+        case Rounding::TowardZero:
+          return fast_ieee_d<Rounding::TowardZero>(p_, x);
+        case Rounding::Up:
+          return fast_ieee_d<Rounding::Up>(p_, x);
+        case Rounding::Down:
+          return fast_ieee_d<Rounding::Down>(p_, x);
+        case Rounding::NearestAway:
+          return fast_ieee_d<Rounding::NearestAway>(p_, x);
+        case Rounding::Stochastic:
+          break;
       }
     }
     return round_value(f_, x, draw);
@@ -61,14 +67,21 @@ class Round {
   // (fast_ieee_d takes vectors of binary64 lanes). Needs fast().
   void products(const float* a, const float* b, int64_t n, double* out) const {
     switch (p_.mode) {
-      case Rounding::NearestEven: return products<Rounding::NearestEven>(a, b, n, out);
-      case Rounding::TowardZero: return products<Rounding::TowardZero>(a, b, n, out);
-      case Rounding::Up: return products<Rounding::Up>(a, b, n, out);
-      case Rounding::Down: return products<Rounding::Down>(a, b, n, out);
-      case Rounding::NearestAway: return products<Rounding::NearestAway>(a, b, n, out);
-      case Rounding::Stochastic: break;
+      case Rounding::NearestEven:
+        return products<Rounding::NearestEven>(a, b, n, out);
+      case Rounding::TowardZero:
+        return products<Rounding::TowardZero>(a, b, n, out);
+      case Rounding::Up:
+        return products<Rounding::Up>(a, b, n, out);
+      case Rounding::Down:
+        return products<Rounding::Down>(a, b, n, out);
+      case Rounding::NearestAway:
+        return products<Rounding::NearestAway>(a, b, n, out);
+      case Rounding::Stochastic:
+        break;
     }
-    for (int64_t k = 0; k < n; ++k) out[k] = (*this)(static_cast<double>(a[k]) * static_cast<double>(b[k]), 0);
+    for (int64_t k = 0; k < n; ++k)
+      out[k] = (*this)(static_cast<double>(a[k]) * static_cast<double>(b[k]), 0);
   }
 
  private:
@@ -109,7 +122,8 @@ class Rounder {
     return static_cast<float>(r_(static_cast<double>(a) * static_cast<double>(b), draw(i)));  // exact product
   }
   float div(double a, double b, uint64_t i) const {
-    if (native_ && is_binary32(a) && is_binary32(b)) return canonical(static_cast<float>(a) / static_cast<float>(b));
+    if (native_ && is_binary32(a) && is_binary32(b))
+      return canonical(static_cast<float>(a) / static_cast<float>(b));
     return static_cast<float>(format_div(r_.format(), a, b, draw(i)));
   }
   float round(double v, uint64_t i) const {
@@ -118,7 +132,9 @@ class Rounder {
   }
 
  private:
-  uint32_t draw(uint64_t i) const { return is_stochastic(r_.format()) ? philox_draw(key_.seed, key_.stream, i) : 0; }
+  uint32_t draw(uint64_t i) const {
+    return is_stochastic(r_.format()) ? philox_draw(key_.seed, key_.stream, i) : 0;
+  }
   Round r_;
   DrawKey key_;
   bool native_;
@@ -131,7 +147,11 @@ class Rounder {
 class Reducer {
  public:
   Reducer(const MacPolicy& p, bool sum, int64_t max_terms)
-      : p_(unfused(p)), sum_(sum), mul_(p.mul), acc_(p.acc), outer_(p.acc_outer) {  // section 4.7: never fused
+      : p_(unfused(p)),
+        sum_(sum),
+        mul_(p.mul),
+        acc_(p.acc),
+        outer_(p.acc_outer) {  // section 4.7: never fused
     if (sum) {
       p_.mul_exact = true;
       ones_.assign(static_cast<size_t>(max_terms), 1.0f);
@@ -141,14 +161,16 @@ class Reducer {
                         (p.chunk > 0 && is_stochastic(p.acc_outer));
     // An approximate multiplier's or a split scheme's products come from mac_term only (mac_reduce).
     const bool table = custom_mul(p_);
-    if (random || table) mode_ = Mode::Generic;
+    if (random || table)
+      mode_ = Mode::Generic;
     else if (p.chunk == 0 && is_plain_fp32(p.acc))
-      mode_ = sum                                 ? Mode::Sum
-              : p_.mul_exact                      ? Mode::Fma
-              : is_plain_fp32(p.mul)              ? Mode::Mul
+      mode_ = sum                                     ? Mode::Sum
+              : p_.mul_exact                          ? Mode::Fma
+              : is_plain_fp32(p.mul)                  ? Mode::Mul
               : mul_.fast() && binary32_values(p.mul) ? Mode::RoundedMul
-                                                  : Mode::Ieee;
-    else mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
+                                                      : Mode::Ieee;
+    else
+      mode_ = acc_.fast() ? Mode::Ieee : Mode::Generic;
   }
   double run(const float* a, const float* b, int64_t K, DrawKey key, uint64_t o, uint64_t sites) const {
     float facc = 0.0f;  // binary32: never -0 under round to nearest, so skipped zero terms change nothing
@@ -166,9 +188,12 @@ class Reducer {
         for (int64_t k = 0; k < K; ++k)
           if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
         return canonical(facc);
-      case Mode::RoundedMul: return run_rounded_mul(a, b, K);
-      case Mode::Ieee: return run_ieee(a, sum_ ? nullptr : b, K);
-      case Mode::Generic: break;
+      case Mode::RoundedMul:
+        return run_rounded_mul(a, b, K);
+      case Mode::Ieee:
+        return run_ieee(a, sum_ ? nullptr : b, K);
+      case Mode::Generic:
+        break;
     }
     auto draw = [&](uint64_t site) { return philox_draw(key.seed, key.stream, o * sites + site); };
     return mac_reduce(p_, a, sum_ ? ones_.data() : b, K, nullptr, draw);

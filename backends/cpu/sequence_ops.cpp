@@ -53,9 +53,11 @@ Validity validity_of(const char* op, const TimeLayout& t, const Tensor* mask) {
 // Gathers and scatter-sums
 
 // index (P), x (A,S,B) -> y (A,P,B)
-void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tensor& x, Tensor& y, DrawKey key) {
+void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tensor& x, Tensor& y,
+                              DrawKey key) {
   const char* op = "index_gather";
-  if (x.ndim() != 3) throw std::invalid_argument(fmt::format("{}: x must be (A, S, B), got {}", op, shape_string(x.shape())));
+  if (x.ndim() != 3)
+    throw std::invalid_argument(fmt::format("{}: x must be (A, S, B), got {}", op, shape_string(x.shape())));
   const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2);
   const std::vector<int64_t> idx = read_index(op, "index", index, S);
   const int64_t P = static_cast<int64_t>(idx.size());
@@ -79,8 +81,8 @@ void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tens
 }
 
 // index (P), src (A,P,B) -> dst (A,S,B)
-void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src, Tensor& dst,
-                           DrawKey key) {
+void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src,
+                           Tensor& dst, DrawKey key) {
   const char* op = "index_sum";
   if (src.ndim() != 3 || dst.ndim() != 3)
     throw std::invalid_argument(fmt::format("{}: src {} and dst {} must be (A, P, B) and (A, S, B)", op,
@@ -120,7 +122,8 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
           const float* g = sp + (a * P + order[k]) * B;
           for (int64_t b = 0; b < B; ++b) acc[b] = acc[b] + g[b];
         }
-        for (int64_t b = 0; b < B; ++b) d[b] = native_out ? canonical(acc[b]) : static_cast<float>(out(acc[b], 0));
+        for (int64_t b = 0; b < B; ++b)
+          d[b] = native_out ? canonical(acc[b]) : static_cast<float>(out(acc[b], 0));
         continue;
       }
       for (int64_t b = 0; b < B; ++b) {
@@ -137,8 +140,8 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
 // Temporal pools
 
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C)
-void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x, const Tensor* mask,
-                                           Tensor& y, DrawKey key) {
+void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x,
+                                           const Tensor* mask, Tensor& y, DrawKey key) {
   const char* op = "temporal_avg_pool_forward";
   const TimeLayout t = layout_of(op, time_dim, x.shape());
   check_result(op, "y", y, {t.N, t.C});
@@ -161,7 +164,8 @@ void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, con
           for (int64_t c = 0; c < t.C; ++c) acc[c] = acc[c] + row[c];
         }
         const double cnt = static_cast<double>(v.count[n]);
-        for (int64_t c = 0; c < t.C; ++c) yp[n * t.C + c] = quotient.div(acc[c], cnt, static_cast<uint64_t>(n * t.C + c));
+        for (int64_t c = 0; c < t.C; ++c)
+          yp[n * t.C + c] = quotient.div(acc[c], cnt, static_cast<uint64_t>(n * t.C + c));
       }
     });
     return;
@@ -181,8 +185,8 @@ void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, con
 }
 
 // gy (N,C), mask (N,L) or null -> gx (N,C,L) or (N,L,C)
-void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor* mask,
-                                            Tensor& gx, DrawKey key) {
+void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
+                                            const Tensor* mask, Tensor& gx, DrawKey key) {
   const char* op = "temporal_avg_pool_backward";
   const TimeLayout t = layout_of(op, time_dim, gx.shape());
   check_result(op, "gx", gx, t.x_shape());
@@ -213,8 +217,8 @@ void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, co
 }
 
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C), argmax (N,C)
-void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x, const Tensor* mask,
-                                           Tensor& y, Tensor& argmax, DrawKey key) {
+void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x,
+                                           const Tensor* mask, Tensor& y, Tensor& argmax, DrawKey key) {
   const char* op = "temporal_max_pool_forward";
   const TimeLayout t = layout_of(op, time_dim, x.shape());
   check_time_steps(op, t);
@@ -247,8 +251,8 @@ void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, cons
 }
 
 // gy (N,C), argmax (N,C) -> gx (N,C,L) or (N,L,C)
-void CpuBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy, const Tensor& argmax,
-                                            Tensor& gx, DrawKey key) {
+void CpuBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
+                                            const Tensor& argmax, Tensor& gx, DrawKey key) {
   const char* op = "temporal_max_pool_backward";
   const TimeLayout t = layout_of(op, time_dim, gx.shape());
   check_result(op, "gx", gx, t.x_shape());

@@ -32,7 +32,8 @@ void forward_rows(A a, const MacPolicy& p, bool log, bool native, const Function
       a.at(static_cast<uint64_t>(r * C + j));
       e[j] = softmax_shifted_exp(a, exp, xr[j], m, &yr[j]);  // y holds d_j until the result
     }
-    const double s = row_sum(sp, native, e.data(), ones.data(), C, row_draws(key, softmax_site::kSum, r, C, p.chunk));
+    const double s =
+        row_sum(sp, native, e.data(), ones.data(), C, row_draws(key, softmax_site::kSum, r, C, p.chunk));
     if (log) {
       row_arith.at(static_cast<uint64_t>(r));
       const float l = log_softmax_log(row_arith, s);
@@ -81,9 +82,8 @@ void backward_rows(A a, const MacPolicy& p, bool log, const float* y, const floa
 
 void check_rows(const char* op, const Tensor& a, const Tensor& b) {
   if (a.ndim() != 2 || a.shape() != b.shape())
-    throw std::invalid_argument(
-        fmt::format("{}: expected two (rows, C) tensors, got {} and {}", op, shape_string(a.shape()),
-                    shape_string(b.shape())));
+    throw std::invalid_argument(fmt::format("{}: expected two (rows, C) tensors, got {} and {}", op,
+                                            shape_string(a.shape()), shape_string(b.shape())));
 }
 
 }  // namespace
@@ -106,8 +106,10 @@ void CpuBackend::softmax_forward_fn(const MacPolicy& p, bool log, const Function
   const bool fast = native && is_plain_fp32(p.out);
   const ElementArith arith(p.out, key.seed, key.stream);
   parallel_for(rows, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
-    if (fast) forward_rows(Fp32Arith{}, p, log, true, exp, xp, yp, C, key, r0, r1);
-    else forward_rows(arith, p, log, native, exp, xp, yp, C, key, r0, r1);
+    if (fast)
+      forward_rows(Fp32Arith{}, p, log, true, exp, xp, yp, C, key, r0, r1);
+    else
+      forward_rows(arith, p, log, native, exp, xp, yp, C, key, r0, r1);
   });
 }
 
@@ -124,8 +126,10 @@ void CpuBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y,
   const ElementArith arith(p.out, key.seed, key.stream);
   const bool plain = is_plain_fp32(p.out);
   parallel_for(rows, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
-    if (plain) backward_rows(Fp32Arith{}, p, log, yp, gp, out, C, key, r0, r1);
-    else backward_rows(arith, p, log, yp, gp, out, C, key, r0, r1);
+    if (plain)
+      backward_rows(Fp32Arith{}, p, log, yp, gp, out, C, key, r0, r1);
+    else
+      backward_rows(arith, p, log, yp, gp, out, C, key, r0, r1);
   });
 }
 

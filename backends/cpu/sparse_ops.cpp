@@ -25,7 +25,6 @@
 namespace emu {
 namespace {
 
-
 // One product c = a b (+ bias) with everything resolved to host pointers.
 struct Spmm {
   const MacPolicy* p;
@@ -40,8 +39,8 @@ struct Spmm {
 };
 
 bool passthrough(const MacPolicy& p) {
-  return !p.mul_exact && is_plain_fp32(p.mul) && is_plain_fp32(p.acc) && is_plain_fp32(p.out) && p.chunk == 0 &&
-         p.fused == 0;  // fused runs (docs/contract.md section 4.8): rows_gemm's generic path
+  return !p.mul_exact && is_plain_fp32(p.mul) && is_plain_fp32(p.acc) && is_plain_fp32(p.out) &&
+         p.chunk == 0 && p.fused == 0;  // fused runs (docs/contract.md section 4.8): rows_gemm's generic path
 }
 
 // Plain fp32: acc_j = acc_j + a*b_j for the terms with b_j != 0 (a == 0 skips the

@@ -15,11 +15,11 @@ namespace emu {
 void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawKey key) {
   const ReadLayout& l = p.layout;
   if (p.n < 1 || p.m < 1 || p.m > kNmMaxGroup)
-    throw std::invalid_argument(fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n,
-                                            p.m, kNmMaxGroup));
+    throw std::invalid_argument(
+        fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n, p.m, kNmMaxGroup));
   if (l.len <= 0 || l.outer < 0 || l.inner <= 0 || l.numel() != s.numel())
-    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements", l.outer,
-                                            l.len, l.inner, s.numel()));
+    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements",
+                                            l.outer, l.len, l.inner, s.numel()));
   if (mask.numel() != s.numel() || !mask.is_contiguous())
     throw std::invalid_argument(fmt::format("nm_mask: mask of shape {} for scores of shape {} (contiguous)",
                                             shape_string(mask.shape()), shape_string(s.shape())));
@@ -36,8 +36,12 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
         for (int j = 0; j < size; ++j) {
           idx[j] = l.index(r, g0 + j);
           switch (p.score) {
-            case NmScoreSource::Magnitude: keys[j] = nm_magnitude_key(sp[idx[j]]); break;
-            case NmScoreSource::Given: keys[j] = nm_float_key(sp[idx[j]]); break;
+            case NmScoreSource::Magnitude:
+              keys[j] = nm_magnitude_key(sp[idx[j]]);
+              break;
+            case NmScoreSource::Given:
+              keys[j] = nm_float_key(sp[idx[j]]);
+              break;
             case NmScoreSource::Random:
               keys[j] = nm_random_key(key.seed, key.stream, static_cast<uint64_t>(idx[j]));
               break;
@@ -53,8 +57,9 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
 // x, mask -> y: y[i] = mask[i] != 0 ? x[i] : +0.
 void CpuBackend::apply_mask(const Tensor& x, const Tensor& mask, Tensor& y) {
   if (x.numel() != mask.numel() || y.numel() != x.numel() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)", shape_string(x.shape()),
-                                            shape_string(mask.shape()), shape_string(y.shape())));
+    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)",
+                                            shape_string(x.shape()), shape_string(mask.shape()),
+                                            shape_string(y.shape())));
   Tensor xc = x.contiguous(), mc = mask.contiguous();
   const float* xp = xc.data();
   const float* mp = mc.data();

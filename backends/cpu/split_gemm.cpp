@@ -58,12 +58,13 @@ inline int64_t at(bool packed, int64_t lanes, int64_t index, int64_t k, int64_t 
 
 // Fills o (whose vectors keep their capacity from earlier calls: a GEMM called
 // per block of a convolution would otherwise map and fault in fresh pages each time).
-void split_operands(SplitOperands& o, SplitMul s, bool lanes_rows, const float* A, int64_t lda, const float* B,
-                    int64_t ldb, int64_t M, int64_t N, int64_t K) {
+void split_operands(SplitOperands& o, SplitMul s, bool lanes_rows, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, int64_t M, int64_t N, int64_t K) {
   o.lanes_rows = lanes_rows;
   o.lanes = lanes_for(lanes_rows ? M : N);
   const int64_t L = o.lanes;
-  const size_t a_size = (lanes_rows ? panels_of(M, L) * L : M) * K, b_size = (lanes_rows ? N : panels_of(N, L) * L) * K;
+  const size_t a_size = (lanes_rows ? panels_of(M, L) * L : M) * K,
+               b_size = (lanes_rows ? N : panels_of(N, L) * L) * K;
   for (std::vector<float>* v : {&o.a_hi, &o.a_mi, &o.a_lo}) v->assign(a_size, 0.0f);
   for (std::vector<float>* v : {&o.b_hi, &o.b_mi, &o.b_lo}) v->assign(b_size, 0.0f);
   o.row_safe.assign(M, 1), o.col_safe.assign(N, 1);
@@ -109,8 +110,10 @@ inline float add_term(float t, float ah, float am, float al, float bh, float bm,
 // is one output's chain of binary32 additions, independent of the others.
 template <SplitMul S, bool kRows, int64_t L>
 void panel_sums(const SplitOperands& o, int64_t fixed, int64_t panel, int64_t K, float (&acc)[kLanes]) {
-  const std::vector<float>&vh = kRows ? o.a_hi : o.b_hi, &vm = kRows ? o.a_mi : o.b_mi, &vl = kRows ? o.a_lo : o.b_lo;
-  const std::vector<float>&sh = kRows ? o.b_hi : o.a_hi, &sm = kRows ? o.b_mi : o.a_mi, &sl = kRows ? o.b_lo : o.a_lo;
+  const std::vector<float>&vh = kRows ? o.a_hi : o.b_hi, &vm = kRows ? o.a_mi : o.b_mi,
+        &vl = kRows ? o.a_lo : o.b_lo;
+  const std::vector<float>&sh = kRows ? o.b_hi : o.a_hi, &sm = kRows ? o.b_mi : o.a_mi,
+        &sl = kRows ? o.b_lo : o.a_lo;
   const float *ph = &vh[panel * K * L], *pm = &vm[panel * K * L], *pl = &vl[panel * K * L];
   for (int64_t l = 0; l < L; ++l) acc[l] = 0.0f;
   const float *qh = &sh[fixed * K], *qm = &sm[fixed * K], *ql = &sl[fixed * K];  // the plain operand
@@ -136,7 +139,8 @@ void panel_sums_lanes(const SplitOperands& o, int64_t fixed, int64_t panel, int6
 }
 
 template <bool kRows>
-void panel_sums(SplitMul s, const SplitOperands& o, int64_t fixed, int64_t panel, int64_t K, float (&acc)[kLanes]) {
+void panel_sums(SplitMul s, const SplitOperands& o, int64_t fixed, int64_t panel, int64_t K,
+                float (&acc)[kLanes]) {
   if (s == SplitMul::Fp32B)
     panel_sums_lanes<SplitMul::Fp32B, kRows>(o, fixed, panel, K, acc);
   else  // fp32f and fp32t share the product order
@@ -153,9 +157,10 @@ float finish(const MacPolicy& p, double acc, int64_t K, const float* bias) {
 }  // namespace
 
 bool split_gemm_applies(const MacPolicy& p) {
-  const bool scheme = p.split == SplitMul::Fp32B || p.split == SplitMul::Fp32F || p.split == SplitMul::Fp32T ||
-                      p.split == SplitMul::Auto;
-  return !p.mul_exact && scheme && is_plain_fp32(p.acc) && p.chunk == 0 && p.fused == 0 && !is_stochastic(p.out);
+  const bool scheme = p.split == SplitMul::Fp32B || p.split == SplitMul::Fp32F ||
+                      p.split == SplitMul::Fp32T || p.split == SplitMul::Auto;
+  return !p.mul_exact && scheme && is_plain_fp32(p.acc) && p.chunk == 0 && p.fused == 0 &&
+         !is_stochastic(p.out);
 }
 
 void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
@@ -184,12 +189,14 @@ void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B,
   }
   const int64_t lane_count = lanes_rows ? M : N, fixed_count = lanes_rows ? N : M;
   const int64_t L = fb.lanes;
-  const int64_t panels = panels_of(lane_count, L), fixed_blocks = (fixed_count + kFixedPerTask - 1) / kFixedPerTask;
+  const int64_t panels = panels_of(lane_count, L),
+                fixed_blocks = (fixed_count + kFixedPerTask - 1) / kFixedPerTask;
   parallel_tasks(panels * fixed_blocks, threads, [&](int64_t task) {
     const int64_t panel = task % panels, f0 = (task / panels) * kFixedPerTask;
     const int64_t l0 = panel * L, lanes = std::min(L, lane_count - l0);
     for (int64_t f = f0; f < std::min(fixed_count, f0 + kFixedPerTask); ++f) {
-      // Per lane: the output, its scheme (auto: fp32f when row and column are in range), whether its parts are safe.
+      // Per lane: the output, its scheme (auto: fp32f when row and column are in range), whether its parts
+      // are safe.
       int64_t row[kLanes], col[kLanes];
       bool use_f[kLanes] = {}, fast[kLanes] = {};
       bool any_f = false, any_b = false;
@@ -234,8 +241,8 @@ void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B,
   });
 }
 
-void count_split_range(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, int64_t M,
-                       int64_t N, int64_t K) {
+void count_split_range(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb,
+                       int64_t M, int64_t N, int64_t K) {
   if (!split_stats_counted(p) || M <= 0 || N <= 0) return;
   uint64_t rows = 0, cols = 0;
   for (int64_t i = 0; i < M; ++i) {

@@ -30,7 +30,7 @@ void split_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B,
 // split:auto, split:fp32f: adds one GEMM's blocks to p.stats_slot
 // (core/split_stats.h): output (i, j) is in range when row i of A and column j
 // of B are (split_auto_in_range).
-void count_split_range(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, int64_t M,
-                      int64_t N, int64_t K);
+void count_split_range(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb,
+                       int64_t M, int64_t N, int64_t K);
 
 }  // namespace emu

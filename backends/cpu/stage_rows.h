@@ -45,9 +45,12 @@ class StageRows {
  private:
   float one(Op op, float a, float b, uint64_t i) const {
     switch (op) {
-      case Op::Add: return s_.add(a, b, i);
-      case Op::Sub: return s_.sub(a, b, i);
-      case Op::Mul: break;
+      case Op::Add:
+        return s_.add(a, b, i);
+      case Op::Sub:
+        return s_.sub(a, b, i);
+      case Op::Mul:
+        break;
     }
     return s_.mul(a, b, i);
   }
@@ -56,12 +59,23 @@ class StageRows {
     int64_t j = 0;
     if (vector_) {
       switch (s_.fr.mode) {
-        case Rounding::NearestEven: j = lanes<Rounding::NearestEven>(op, a, b, bs, out, n, i0); break;
-        case Rounding::TowardZero: j = lanes<Rounding::TowardZero>(op, a, b, bs, out, n, i0); break;
-        case Rounding::Up: j = lanes<Rounding::Up>(op, a, b, bs, out, n, i0); break;
-        case Rounding::Down: j = lanes<Rounding::Down>(op, a, b, bs, out, n, i0); break;
-        case Rounding::NearestAway: j = lanes<Rounding::NearestAway>(op, a, b, bs, out, n, i0); break;
-        case Rounding::Stochastic: break;  // not vector_
+        case Rounding::NearestEven:
+          j = lanes<Rounding::NearestEven>(op, a, b, bs, out, n, i0);
+          break;
+        case Rounding::TowardZero:
+          j = lanes<Rounding::TowardZero>(op, a, b, bs, out, n, i0);
+          break;
+        case Rounding::Up:
+          j = lanes<Rounding::Up>(op, a, b, bs, out, n, i0);
+          break;
+        case Rounding::Down:
+          j = lanes<Rounding::Down>(op, a, b, bs, out, n, i0);
+          break;
+        case Rounding::NearestAway:
+          j = lanes<Rounding::NearestAway>(op, a, b, bs, out, n, i0);
+          break;
+        case Rounding::Stochastic:
+          break;  // not vector_
       }
     }
     for (; j < n; ++j) out[j] = one(op, a[j], b ? b[j] : bs, i0 + static_cast<uint64_t>(j));

@@ -14,7 +14,8 @@ namespace emu {
 
 template <class T>
 class UninitBuffer {
-  static_assert(std::is_trivially_default_constructible_v<T>, "only types whose default is no initialisation");
+  static_assert(std::is_trivially_default_constructible_v<T>,
+                "only types whose default is no initialisation");
 
  public:
   explicit UninitBuffer(size_t n) : data_(n ? new T[n] : nullptr), size_(n) {}  // new T[n]: default-init

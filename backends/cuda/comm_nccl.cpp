@@ -58,9 +58,11 @@ class NcclCommunicator : public Communicator {
     double *send = nullptr, *recv = nullptr;
     cuda(cudaMalloc(&send, n * sizeof(double)), "cudaMalloc");
     cuda(cudaMalloc(&recv, all * sizeof(double)), "cudaMalloc");
-    cuda(cudaMemcpyAsync(send, mine.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_), "cudaMemcpy");
+    cuda(cudaMemcpyAsync(send, mine.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_),
+         "cudaMemcpy");
     nccl(ncclAllGather(send, recv, n, ncclDouble, comm_, stream_), "ncclAllGather");
-    cuda(cudaMemcpyAsync(out.data(), recv, all * sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpy");
+    cuda(cudaMemcpyAsync(out.data(), recv, all * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+         "cudaMemcpy");
     wait_stream("ncclAllGather");
     cudaFree(send);
     cudaFree(recv);
@@ -77,10 +79,12 @@ class NcclCommunicator : public Communicator {
 
  private:
   void cuda(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) mpi_->abort(fmt::format("rank {}: {}: {}", mpi_->rank(), what, cudaGetErrorString(e)));
+    if (e != cudaSuccess)
+      mpi_->abort(fmt::format("rank {}: {}: {}", mpi_->rank(), what, cudaGetErrorString(e)));
   }
   void nccl(ncclResult_t r, const char* what) {
-    if (r != ncclSuccess) mpi_->abort(fmt::format("rank {}: {}: {}", mpi_->rank(), what, ncclGetErrorString(r)));
+    if (r != ncclSuccess)
+      mpi_->abort(fmt::format("rank {}: {}: {}", mpi_->rank(), what, ncclGetErrorString(r)));
   }
   // Polls the stream against the timeout (a peer that never joins the collective would hang it).
   void wait_stream(const char* what) {
@@ -90,7 +94,8 @@ class NcclCommunicator : public Communicator {
       if (e == cudaSuccess) return;
       if (e != cudaErrorNotReady) cuda(e, what);
       if (MPI_Wtime() > deadline)
-        abort(fmt::format("rank {}: timed out after {} s in {} (a rank did not arrive)", rank(), timeout(), what));
+        abort(fmt::format("rank {}: timed out after {} s in {} (a rank did not arrive)", rank(), timeout(),
+                          what));
     }
   }
 

@@ -1,5 +1,3 @@
-#include "backends/cuda/cublas_reference.h"
-
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -7,17 +5,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "backends/cuda/cublas_reference.h"
 #include "backends/cuda/ops/runtime.h"
 
 namespace emu::cuda {
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("cuBLAS baseline: ") + what + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("cuBLAS baseline: ") + what + ": " + cudaGetErrorString(e));
 }
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("cuBLAS baseline: ") + what + " failed with status " + std::to_string(s));
+    throw std::runtime_error(std::string("cuBLAS baseline: ") + what + " failed with status " +
+                             std::to_string(s));
 }
 
 // Device buffer freed on every path.
@@ -29,7 +30,8 @@ struct Buffer {
 
 }  // namespace
 
-CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, const float* b, double min_time) {
+CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, const float* b,
+                               double min_time) {
   Buffer da(static_cast<size_t>(M * K)), db(static_cast<size_t>(K * N)), dc(static_cast<size_t>(M * N));
   check(cudaMemcpy(da.p, a, static_cast<size_t>(M * K) * sizeof(float), cudaMemcpyHostToDevice), "upload A");
   check(cudaMemcpy(db.p, b, static_cast<size_t>(K * N) * sizeof(float), cudaMemcpyHostToDevice), "upload B");
@@ -44,8 +46,9 @@ CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, 
   const float one = 1.0f, zero = 0.0f;
   // Row-major C = A B is column-major C^T = B^T A^T.
   auto run = [&] {
-    check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
-                      &one, db.p, static_cast<int>(N), da.p, static_cast<int>(K), &zero, dc.p, static_cast<int>(N)),
+    check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
+                      static_cast<int>(K), &one, db.p, static_cast<int>(N), da.p, static_cast<int>(K), &zero,
+                      dc.p, static_cast<int>(N)),
           "cublasSgemm");
   };
   cudaEvent_t start, stop;

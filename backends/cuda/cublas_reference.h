@@ -18,6 +18,7 @@ struct CublasTiming {
 // emulator). At least 3 runs and min_time seconds after one warm-up, each timed
 // with CUDA events on the backend's stream. Throws std::runtime_error naming
 // the cuBLAS or CUDA call that failed.
-CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, const float* b, double min_time);
+CublasTiming time_cublas_sgemm(int64_t M, int64_t N, int64_t K, const float* a, const float* b,
+                               double min_time);
 
 }  // namespace emu::cuda

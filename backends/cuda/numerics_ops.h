@@ -23,8 +23,8 @@ enum class ArithOp { Quantize, Add, Sub, Mul, Div, Sqrt };
 // a, b, out: (n) host arrays. out[i] = R_f(a[i] op b[i]) computed on the device
 // (b unused for Quantize and Sqrt). For arithmetic, a and b must already be
 // values of f. Throws std::runtime_error on CUDA errors.
-void elementwise_on_device(ArithOp op, const Format& f, const float* a, const float* b, float* out,
-                           size_t n, DrawKey key);
+void elementwise_on_device(ArithOp op, const Format& f, const float* a, const float* b, float* out, size_t n,
+                           DrawKey key);
 
 // The exact-mode non-linear functions of numerics/functions.h.
 enum class FunctionOp { Exp, Log, Tanh, Sigmoid, Erf, Gelu, Silu, Rsqrt, Reciprocal, Sqrt };

@@ -2,8 +2,6 @@
 //
 // docs/contract.md section 6.1 promises that the CPU draws are cuRAND's Philox
 // stream; this is where that promise meets the real curand_kernel.h on a GPU.
-#include "backends/cuda/philox_check.h"
-
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
 
@@ -11,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "backends/cuda/philox_check.h"
 #include "numerics/philox.h"
 
 namespace emu {
@@ -92,8 +91,7 @@ __global__ void philox_check_kernel(const PhiloxCase* cases, int n_cases, uint32
 
   PhiloxStream s;
   if (pc.wrap_low64)
-    s.init_at(philox_key(pc.seed), philox_counter(pc.expect_subsequence, pc.expect_block),
-              pc.expect_word);
+    s.init_at(philox_key(pc.seed), philox_counter(pc.expect_subsequence, pc.expect_block), pc.expect_word);
   else
     s.init(pc.seed, pc.subsequence, pc.offset);
   for (int i = 0; i < kWords; ++i) out_stream[c * kWords + i] = s.next();
@@ -101,8 +99,8 @@ __global__ void philox_check_kernel(const PhiloxCase* cases, int n_cases, uint32
   // philox_draw reaches only positions curand_init can name; for the wrap
   // cases the stream words stand in (checked against curand above).
   for (int i = 0; i < kWords; ++i)
-    out_draw[c * kWords + i] = pc.wrap_low64 ? out_stream[c * kWords + i]
-                                             : philox_draw(pc.seed, pc.subsequence, pc.offset + i);
+    out_draw[c * kWords + i] =
+        pc.wrap_low64 ? out_stream[c * kWords + i] : philox_draw(pc.seed, pc.subsequence, pc.offset + i);
 }
 
 bool cuda_ok(cudaError_t e, const char* what, std::string* why) {
@@ -114,8 +112,8 @@ bool cuda_ok(cudaError_t e, const char* what, std::string* why) {
 std::string describe(const PhiloxCase& pc, int word, const char* which, uint32_t got, uint32_t want) {
   std::ostringstream o;
   o << which << " mismatch at seed=0x" << std::hex << pc.seed << " subsequence=0x" << pc.subsequence
-    << " offset=0x" << pc.offset << (pc.wrap_low64 ? " (after 4 x skipahead(2^64-4))" : "")
-    << " word " << std::dec << word << ": got 0x" << std::hex << got << ", want 0x" << want;
+    << " offset=0x" << pc.offset << (pc.wrap_low64 ? " (after 4 x skipahead(2^64-4))" : "") << " word "
+    << std::dec << word << ": got 0x" << std::hex << got << ", want 0x" << want;
   return o.str();
 }
 
@@ -136,7 +134,7 @@ bool cuda_philox_matches_curand(std::string* why) {
   if (ok) {
     const int threads = 128;
     philox_check_kernel<<<(n + threads - 1) / threads, threads>>>(d_cases, n, d_out, d_out + words,
-                                                                   d_out + 2 * words);
+                                                                  d_out + 2 * words);
     ok = cuda_ok(cudaGetLastError(), "philox_check_kernel launch", why) &&
          cuda_ok(cudaMemcpy(out.data(), d_out, 3 * words * sizeof(uint32_t), cudaMemcpyDeviceToHost),
                  "cudaMemcpy to host", why);

@@ -20,15 +20,17 @@ void synchronize();
 namespace emu {
 
 void register_cuda_devices() {
-  register_device_provider({"cuda-host", cuda_host::description(), [] () -> Backend& { return cuda_host::activate(); }});
+  register_device_provider(
+      {"cuda-host", cuda_host::description(), []() -> Backend& { return cuda_host::activate(); }});
 #ifdef EMUTRAIN_HAVE_CUDA
-  register_device_provider({"cuda", "a CUDA GPU", [] () -> Backend& { return cuda::activate(); }});
+  register_device_provider({"cuda", "a CUDA GPU", []() -> Backend& { return cuda::activate(); }});
 #else
-  register_device_provider({"cuda", "a CUDA GPU (not in this build)", [] () -> Backend& {
-                              throw std::runtime_error(
-                                  "device: cuda: this build has no CUDA backend (nvcc was not found at configure "
-                                  "time); device: cuda-host runs the CUDA kernels on the CPU");
-                            }});
+  register_device_provider(
+      {"cuda", "a CUDA GPU (not in this build)", []() -> Backend& {
+         throw std::runtime_error(
+             "device: cuda: this build has no CUDA backend (nvcc was not found at configure "
+             "time); device: cuda-host runs the CUDA kernels on the CPU");
+       }});
 #endif
 }
 

@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool ok = emu::calc::calc_batch_line(line, 7, 1234, &out);
   if (out.empty()) fail("empty answer", line);
   if (out.find('\n') != std::string::npos) fail("answer of more than one line", out);
-  if (ok == (out.rfind("error: ", 0) == 0)) fail(ok ? "success reads as an error" : "failure without 'error: '", out);
+  if (ok == (out.rfind("error: ", 0) == 0))
+    fail(ok ? "success reads as an error" : "failure without 'error: '", out);
   return 0;
 }

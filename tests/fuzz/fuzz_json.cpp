@@ -14,7 +14,8 @@ void check_strings(const emu::train::Json& v, int depth) {
   if (depth > 100000) emu::fuzz::fail("json", "deeper than the input is long");
   if (v.kind == Json::Kind::String) {
     Json back = emu::train::parse_json(emu::train::json_quote(v.text));
-    if (back.kind != Json::Kind::String || back.text != v.text) emu::fuzz::fail("json_quote round trip", v.text);
+    if (back.kind != Json::Kind::String || back.text != v.text)
+      emu::fuzz::fail("json_quote round trip", v.text);
   }
   for (const Json& item : v.items) check_strings(item, depth + 1);
   for (const auto& [key, member] : v.members) check_strings(member, depth + 1);

@@ -21,7 +21,8 @@ std::atomic<int64_t> g_base{0};
 
 // Called by the sanitizer allocator for every allocation and free, in every thread.
 void on_malloc(const volatile void*, size_t size) {
-  int64_t now = g_live.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed) + static_cast<int64_t>(size);
+  int64_t now =
+      g_live.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed) + static_cast<int64_t>(size);
   int64_t peak = g_peak.load(std::memory_order_relaxed);
   while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
@@ -54,7 +55,8 @@ void require_one_line(const std::exception& e, std::string_view prefix) {
 const std::string& scratch_dir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/emutrain-fuzz-XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/emutrain-fuzz-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     if (mkdtemp(buf.data()) == nullptr) fail("mkdtemp", pattern);
@@ -130,7 +132,8 @@ void require_alloc_bound(const AllocMeter& meter, size_t input_bytes, std::strin
   size_t bound = kAllocPerByte * input_bytes + kAllocSlack;
   if (meter.peak() > bound)
     fail("allocation bound", std::string(what) + ": peak " + std::to_string(meter.peak()) + " bytes for " +
-                                 std::to_string(input_bytes) + " input bytes (bound " + std::to_string(bound) + ")");
+                                 std::to_string(input_bytes) + " input bytes (bound " +
+                                 std::to_string(bound) + ")");
 }
 
 }  // namespace emu::fuzz

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t a = 0; a < spec.axes.size(); ++a) {
     if (spec.axes[a].values.empty()) fail("sweep", "an axis without values");
     if (a > 0 && spec.axes[a].group == spec.axes[a - 1].group) {
-      if (spec.axes[a].values.size() != spec.axes[a - 1].values.size()) fail("sweep", "a zip of unequal axes");
+      if (spec.axes[a].values.size() != spec.axes[a - 1].values.size())
+        fail("sweep", "a zip of unequal axes");
       continue;
     }
     points *= spec.axes[a].values.size();

@@ -1,10 +1,9 @@
-#include "backends/cuda/ops/allocator.h"
-
 #include <map>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cuda/ops/allocator.h"
 #include "backends/cuda/ops/runtime.h"
 
 namespace emu::EMU_CUDA_NS {

@@ -49,20 +49,20 @@ Dims weights_dims(const char* op, const Tensor& a, const Tensor& other, int64_t 
   const int64_t D = head_dim(op, other_is_keys ? "y" : "x", other, heads);
   const Dims d{a.dim(0), a.dim(2), a.dim(3), heads, D};
   if (other.dim(0) != d.N || other.dim(1) != (other_is_keys ? d.S : d.T))
-    throw std::invalid_argument(fmt::format("{}: weights {} and operand {} disagree", op, shape_string(a.shape()),
-                                            shape_string(other.shape())));
+    throw std::invalid_argument(fmt::format("{}: weights {} and operand {} disagree", op,
+                                            shape_string(a.shape()), shape_string(other.shape())));
   return d;
 }
 
 void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
   if (t.shape() != want)
-    throw std::invalid_argument(fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()),
-                                            shape_string(want)));
+    throw std::invalid_argument(
+        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
 }
 
 // The (N*H) batched product with the given strides into c.
-void run_heads(const char* kernel, const MacPolicy& p, const Dims& d, const tile::StridedProduct& prob, float* c,
-               int64_t rows, int64_t cols, int64_t K, DrawKey key) {
+void run_heads(const char* kernel, const MacPolicy& p, const Dims& d, const tile::StridedProduct& prob,
+               float* c, int64_t rows, int64_t cols, int64_t K, DrawKey key) {
   tile::TileShape s;
   s.rows = rows;
   s.cols = cols;
@@ -76,8 +76,8 @@ void run_heads(const char* kernel, const MacPolicy& p, const Dims& d, const tile
 }  // namespace
 
 // x (N,T,H*D), y (N,S,H*D) -> s (N,H,T,S); rows t, columns j, k = d
-void CudaBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y, Tensor& s,
-                                   DrawKey key) {
+void CudaBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y,
+                                   Tensor& s, DrawKey key) {
   const char* op = "attention_scores";
   OpScope scope(op);
   const int64_t D = head_dim(op, "x", x, heads);
@@ -99,8 +99,8 @@ void CudaBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tens
 }
 
 // a (N,H,T,S), y (N,S,H*D) -> c (N,T,H*D); rows t, columns d, k = j
-void CudaBackend::attention_context(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y, Tensor& c,
-                                    DrawKey key) {
+void CudaBackend::attention_context(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y,
+                                    Tensor& c, DrawKey key) {
   const char* op = "attention_context";
   OpScope scope(op);
   const Dims d = weights_dims(op, a, y, heads, true);
@@ -112,14 +112,14 @@ void CudaBackend::attention_context(const MacPolicy& p, int64_t heads, const Ten
   tile::StridedProduct prob;
   prob.heads = d.H;
   prob.a = tile::Strides{view_of(A).data, d.H * d.T * d.S, d.T * d.S, d.S, 1};  // a[n, h, t, j]
-  prob.b = tile::Strides{view_of(Y).data, d.S * E, d.D, 1, E};                 // y[n, j, h*D + d]
+  prob.b = tile::Strides{view_of(Y).data, d.S * E, d.D, 1, E};                  // y[n, j, h*D + d]
   prob.c = tile::Strides{nullptr, d.T * E, d.D, E, 1};
   run_heads("attention_context_kernel", p, d, prob, cp, d.T, d.D, d.S, key);
 }
 
 // a (N,H,T,S), x (N,T,H*D) -> c (N,S,H*D); rows j, columns d, k = t
-void CudaBackend::attention_context_transposed(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& x,
-                                               Tensor& c, DrawKey key) {
+void CudaBackend::attention_context_transposed(const MacPolicy& p, int64_t heads, const Tensor& a,
+                                               const Tensor& x, Tensor& c, DrawKey key) {
   const char* op = "attention_context_transposed";
   OpScope scope(op);
   const Dims d = weights_dims(op, a, x, heads, false);
@@ -131,7 +131,7 @@ void CudaBackend::attention_context_transposed(const MacPolicy& p, int64_t heads
   tile::StridedProduct prob;
   prob.heads = d.H;
   prob.a = tile::Strides{view_of(A).data, d.H * d.T * d.S, d.T * d.S, 1, d.S};  // a[n, h, t, j]
-  prob.b = tile::Strides{view_of(X).data, d.T * E, d.D, 1, E};                 // x[n, t, h*D + d]
+  prob.b = tile::Strides{view_of(X).data, d.T * E, d.D, 1, E};                  // x[n, t, h*D + d]
   prob.c = tile::Strides{nullptr, d.S * E, d.D, E, 1};
   run_heads("attention_context_transposed_kernel", p, d, prob, cp, d.S, d.D, d.T, key);
 }

@@ -33,7 +33,8 @@ struct BlockGrid {
 };
 
 // scales[b] = metadata of block b = r * per_row + j (block j of row r).
-__global__ void block_scales_kernel(BlockParams p, BlockGrid g, const float* x, BlockScale* scales, int64_t blocks) {
+__global__ void block_scales_kernel(BlockParams p, BlockGrid g, const float* x, BlockScale* scales,
+                                    int64_t blocks) {
   EMU_GRID_STRIDE_LOOP(b, blocks) {
     const int64_t r = b / g.per_row, k0 = b % g.per_row * g.B;
     const int64_t k1 = k0 + g.B < g.l.len ? k0 + g.B : g.l.len;
@@ -42,8 +43,8 @@ __global__ void block_scales_kernel(BlockParams p, BlockGrid g, const float* x, 
 }
 
 // y[i] = decode(encode(x[i])) against the metadata of the element's block.
-__global__ void block_elements_kernel(BlockParams p, BlockGrid g, const float* x, const BlockScale* scales, float* y,
-                                      int64_t n, DrawKey key) {
+__global__ void block_elements_kernel(BlockParams p, BlockGrid g, const float* x, const BlockScale* scales,
+                                      float* y, int64_t n, DrawKey key) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     const int64_t plane = g.l.len * g.l.inner;
     const int64_t o = i / plane, k = (i % plane) / g.l.inner, r = o * g.l.inner + i % g.l.inner;
@@ -77,8 +78,8 @@ void CudaBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, c
   DeviceArray<BlockScale> scales(static_cast<size_t>(blocks));
   const float* xp = contiguous_data(src, "x");
   launch_each("block_scales_kernel", block_scales_kernel, blocks, p, g, xp, scales.get(), blocks);
-  launch_each("block_elements_kernel", block_elements_kernel, n, p, g, xp, static_cast<const BlockScale*>(scales.get()),
-              contiguous_data(out, "y"), n, key);
+  launch_each("block_elements_kernel", block_elements_kernel, n, p, g, xp,
+              static_cast<const BlockScale*>(scales.get()), contiguous_data(out, "y"), n, key);
   if (!direct) y.copy_from(out);
 }
 

@@ -21,8 +21,8 @@ inline KernelView view_of(const Tensor& t) {
     throw std::invalid_argument(fmt::format("{}: a view of {} dimensions (the cuda backend takes at most {})",
                                             current_op(), t.ndim(), kMaxViewDims));
   if (t.device() != Device::Cuda)
-    throw std::invalid_argument(fmt::format("{}: a {} tensor of shape {} given to the cuda backend", current_op(),
-                                            device_name(t.device()), shape_string(t.shape())));
+    throw std::invalid_argument(fmt::format("{}: a {} tensor of shape {} given to the cuda backend",
+                                            current_op(), device_name(t.device()), shape_string(t.shape())));
   v.data = const_cast<float*>(t.device_data());
   v.numel = t.numel();
   v.nd = t.ndim();
@@ -37,15 +37,15 @@ inline KernelView view_of(const Tensor& t) {
 // A contiguous device pointer of t (an argument check, not a conversion).
 inline float* contiguous_data(const Tensor& t, const char* what) {
   if (!t.is_contiguous())
-    throw std::invalid_argument(fmt::format("{}: {} must be contiguous (shape {})", current_op(), what,
-                                            shape_string(t.shape())));
+    throw std::invalid_argument(
+        fmt::format("{}: {} must be contiguous (shape {})", current_op(), what, shape_string(t.shape())));
   return view_of(t).data;
 }
 
 inline void check_same_shape(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
-    throw std::invalid_argument(
-        fmt::format("{}: shapes {} and {} differ", current_op(), shape_string(a.shape()), shape_string(b.shape())));
+    throw std::invalid_argument(fmt::format("{}: shapes {} and {} differ", current_op(),
+                                            shape_string(a.shape()), shape_string(b.shape())));
 }
 
 // Element-wise loops: blocks of 256 threads striding over n elements; at most
@@ -60,6 +60,6 @@ inline dim3 element_grid(int64_t n) {
 }  // namespace emu::EMU_CUDA_NS
 
 // for (int64_t i = first index of this thread; i < n; i += all threads)
-#define EMU_GRID_STRIDE_LOOP(i, n)                                                                   \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);           \
+#define EMU_GRID_STRIDE_LOOP(i, n)                                                       \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)

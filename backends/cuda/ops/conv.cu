@@ -59,7 +59,9 @@ struct ConvGeom : ConvShape {
   EMU_HD int64_t khw() const { return KH * KW; }
   EMU_HD int64_t hw() const { return H * W; }
   EMU_HD int64_t ohw() const { return OH * OW; }
-  EMU_HD int64_t kg() const { return Cig * KH * KW; }   // forward terms per output, grad-weight outputs per row
+  EMU_HD int64_t kg() const {
+    return Cig * KH * KW;
+  }  // forward terms per output, grad-weight outputs per row
   EMU_HD int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
   EMU_HD bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
   // The output index t / stride when t lies on the stride grid inside [0, out), else -1.
@@ -87,9 +89,10 @@ void check_shape(const char* op, const char* what, const Tensor& t, const Shape&
 void check_index_range(const char* op, const ConvGeom& g, int64_t K) {
   const int64_t largest = std::max({K, g.H + g.ph, g.W + g.pw, g.ohw()});
   if (largest > std::numeric_limits<int32_t>::max())
-    throw std::invalid_argument(fmt::format("{}: {} terms per output, x {}x{} padded by {}x{}: beyond the "
-                                            "kernel's 32-bit index decoding",
-                                            op, K, g.H, g.W, g.ph, g.pw));
+    throw std::invalid_argument(
+        fmt::format("{}: {} terms per output, x {}x{} padded by {}x{}: beyond the "
+                    "kernel's 32-bit index decoding",
+                    op, K, g.H, g.W, g.ph, g.pw));
 }
 
 // Forward, group b: A(co, k) = w[b*Cog + co, k], B(k, pixel) = x tap (ci, kh, kw) of the pixel or 0.
@@ -141,7 +144,9 @@ struct ConvGradInput {
     const float* planes = nullptr;  // gy[n, b*Cog, 0, 0]
     int64_t ih = 0, iw = 0;
   };
-  EMU_HD RowCursor a_row(int64_t b, int64_t ci) const { return offset_or_null(w, (b * g.Cog * g.Cig + ci) * g.khw()); }
+  EMU_HD RowCursor a_row(int64_t b, int64_t ci) const {
+    return offset_or_null(w, (b * g.Cog * g.Cig + ci) * g.khw());
+  }
   EMU_HD float a_at(RowCursor r, int64_t k) const {
     int64_t co, t;
     divmod(k, g.khw(), &co, &t);
@@ -179,7 +184,9 @@ struct ConvGradWeight {
     const float* planes = nullptr;  // x[0, b*Cig + ci, 0, 0]
     int64_t ih0 = 0, iw0 = 0;       // the input position the tap reads for output pixel (0, 0)
   };
-  EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return offset_or_null(gy, (b * g.Cog + co) * g.ohw()); }
+  EMU_HD RowCursor a_row(int64_t b, int64_t co) const {
+    return offset_or_null(gy, (b * g.Cog + co) * g.ohw());
+  }
   EMU_HD float a_at(RowCursor r, int64_t k) const {
     int64_t n, s;
     divmod(k, g.ohw(), &n, &s);
@@ -236,8 +243,8 @@ __global__ void channel_sum_kernel(MacPolicy sp, bool native, const float* x, fl
 // k in [q*chunk, (q+1)*chunk) from a fresh state, with the chain's positions and draws, and
 // leaves the chunk's sum (in acc) in part[i]. mac_step also promotes the fresh state's +0 at
 // the chunk's first k; that value is not used.
-__global__ void channel_chunk_kernel(MacPolicy sp, const float* x, double* part, int64_t N, int64_t C, int64_t S,
-                                     int64_t chunks, DrawKey key, uint64_t sites) {
+__global__ void channel_chunk_kernel(MacPolicy sp, const float* x, double* part, int64_t N, int64_t C,
+                                     int64_t S, int64_t chunks, DrawKey key, uint64_t sites) {
   EMU_GRID_STRIDE_LOOP(i, C * chunks) {
     const int64_t c = i / chunks, q = i % chunks, K = N * S;
     const int64_t k0 = q * sp.chunk, k1 = k0 + sp.chunk < K ? k0 + sp.chunk : K;
@@ -295,8 +302,8 @@ void CudaBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, con
 }
 
 // gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W)
-void CudaBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy, const Tensor& w,
-                                    Tensor& gx, DrawKey key) {
+void CudaBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy,
+                                    const Tensor& w, Tensor& gx, DrawKey key) {
   const char* op = "conv2d_grad_input";
   OpScope scope(op);
   const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
@@ -318,8 +325,8 @@ void CudaBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, 
 }
 
 // x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW)
-void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& gy,
-                                     Tensor& gw, DrawKey key) {
+void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x,
+                                     const Tensor& gy, Tensor& gw, DrawKey key) {
   const char* op = "conv2d_grad_weight";
   OpScope scope(op);
   const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
@@ -344,7 +351,8 @@ void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp,
 // rounded to p.out.
 void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("channel_sum");
-  if (x.ndim() != 3) throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  if (x.ndim() != 3)
+    throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
   const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
   check_shape("channel_sum", "y", y, {C});
   float* yp = contiguous_data(y, "y");
@@ -352,7 +360,7 @@ void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, Dr
   const Tensor X = x.contiguous();
   const float* xp = K > 0 ? view_of(X).data : nullptr;
   MacPolicy sp = unfused(p);  // a channel sum (docs/contract.md section 4.7): never fused
-  sp.mul_exact = true;  // a sum: products with 1 are exact, and a multiplier table is never read
+  sp.mul_exact = true;        // a sum: products with 1 are exact, and a multiplier table is never read
   const uint64_t sites = mac_site_count(K, sp.chunk);
   const int64_t chunks = sp.chunk > 0 && K > 0 ? (K + sp.chunk - 1) / sp.chunk : 1;
   if (chunks < 2) {
@@ -361,10 +369,10 @@ void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, Dr
     return;
   }
   DeviceArray<double> part(static_cast<size_t>(C * chunks));
-  launch_each("channel_chunk_kernel", channel_chunk_kernel, C * chunks, sp, xp, part.get(), N, C, S, chunks, key,
-              sites);
-  launch_each("channel_chunk_total_kernel", channel_chunk_total_kernel, C, sp, part.get(), yp, C, K, chunks, key,
-              sites);
+  launch_each("channel_chunk_kernel", channel_chunk_kernel, C * chunks, sp, xp, part.get(), N, C, S, chunks,
+              key, sites);
+  launch_each("channel_chunk_total_kernel", channel_chunk_total_kernel, C, sp, part.get(), yp, C, K, chunks,
+              key, sites);
 }
 
 }  // namespace emu::EMU_CUDA_NS

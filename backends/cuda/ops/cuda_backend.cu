@@ -1,8 +1,7 @@
-#include "backends/cuda/ops/cuda_backend.h"
-
 #include <stdexcept>
 
 #include "backends/cuda/ops/allocator.h"
+#include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/runtime.h"
 
 namespace emu::EMU_CUDA_NS {

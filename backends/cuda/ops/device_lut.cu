@@ -1,10 +1,9 @@
-#include "backends/cuda/ops/device_lut.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/runtime.h"
 
 namespace emu::EMU_CUDA_NS {

@@ -27,12 +27,13 @@ namespace {
 // y[i] = R_out(f(x[i])): f in binary32, then the rounding of the CPU's bulk
 // pass (quantize_array: quantize with element i drawing at index i of
 // key.stream under :sr); plain fp32 keeps f's bits.
-__global__ void activation_kernel(Activation kind, Format out, bool plain, const float* x, float* y, int64_t n,
-                                  DrawKey key) {
+__global__ void activation_kernel(Activation kind, Format out, bool plain, const float* x, float* y,
+                                  int64_t n, DrawKey key) {
   const bool sr = is_stochastic(out);
   EMU_GRID_STRIDE_LOOP(i, n) {
     const float v = activation_value(kind, x[i]);
-    y[i] = plain ? v : quantize(out, v, sr ? philox_draw(key.seed, key.stream, static_cast<uint64_t>(i)) : 0u);
+    y[i] =
+        plain ? v : quantize(out, v, sr ? philox_draw(key.seed, key.stream, static_cast<uint64_t>(i)) : 0u);
   }
 }
 
@@ -98,8 +99,8 @@ void check_output(const Tensor& in, const Tensor& out) {
 }  // namespace
 
 // x: (n) -> y: (n), y[i] = R_out(f(x[i])); a pwl function (not relu): pwl_value.
-void CudaBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out, const Tensor& x,
-                                     Tensor& y, DrawKey key) {
+void CudaBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out,
+                                     const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("activation_forward");
   check_output(x, y);
   const Tensor xc = x.contiguous();
@@ -116,13 +117,15 @@ void CudaBackend::activation_forward(Activation kind, const FunctionApprox& fn, 
                   ElementArith(out, key.seed, key.stream), fn, xp, yp, n);
     return;
   }
-  if (!plain) require_storage(out, "quantize_array");  // the CPU's bulk rounding refuses accumulator-only formats
+  if (!plain)
+    require_storage(out, "quantize_array");  // the CPU's bulk rounding refuses accumulator-only formats
   launch_each("activation_kernel", activation_kernel, n, kind, out, plain, xp, yp, n, key);
 }
 
 // x, y, gy: (n) -> gx: (n), activation_grad in format g (pwl: activation_pwl_grad).
-void CudaBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g, const Tensor& x,
-                                      const Tensor& y, const Tensor& gy, Tensor& gx, DrawKey key) {
+void CudaBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g,
+                                      const Tensor& x, const Tensor& y, const Tensor& gy, Tensor& gx,
+                                      DrawKey key) {
   OpScope scope("activation_backward");
   check_same_shape(x, y);
   check_same_shape(x, gy);
@@ -134,8 +137,8 @@ void CudaBackend::activation_backward(Activation kind, const FunctionApprox& fn,
   float* out = contiguous_data(gx, "gx");
   const bool pwl = fn.pwl() && kind != Activation::Relu;
   if (is_plain_fp32(g))
-    launch_each("activation_grad_kernel", activation_grad_kernel<Fp32Arith>, n, Fp32Arith{}, kind, fn, pwl, xp, yp,
-                gp, out, n);
+    launch_each("activation_grad_kernel", activation_grad_kernel<Fp32Arith>, n, Fp32Arith{}, kind, fn, pwl,
+                xp, yp, gp, out, n);
   else
     launch_each("activation_grad_kernel", activation_grad_kernel<ElementArith>, n,
                 ElementArith(g, key.seed, key.stream), kind, fn, pwl, xp, yp, gp, out, n);
@@ -154,7 +157,8 @@ void CudaBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor
   if (is_plain_fp32(f))
     launch_each("add_kernel", add_kernel<Fp32Arith>, n, Fp32Arith{}, ap, bp, out, n);
   else
-    launch_each("add_kernel", add_kernel<ElementArith>, n, ElementArith(f, key.seed, key.stream), ap, bp, out, n);
+    launch_each("add_kernel", add_kernel<ElementArith>, n, ElementArith(f, key.seed, key.stream), ap, bp, out,
+                n);
 }
 
 // x: (n) -> y: (n): kept elements R_f(x * scale), dropped ones +0.
@@ -164,7 +168,8 @@ void CudaBackend::dropout(float p, float scale, const Format& f, const Tensor& x
   if (x.shape() != y.shape() || !y.is_contiguous())
     throw std::invalid_argument(fmt::format("dropout: {} into {} (contiguous output required)",
                                             shape_string(x.shape()), shape_string(y.shape())));
-  if (!(p >= 0.0f && p <= 1.0f)) throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
+  if (!(p >= 0.0f && p <= 1.0f))
+    throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
   const Tensor xc = x.contiguous();
   const int64_t n = x.numel();
   if (n == 0) return;

@@ -15,8 +15,8 @@
 
 namespace emu::EMU_CUDA_NS {
 
-void CudaBackend::gemm(const MacPolicy& policy, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
-                       DrawKey key) {
+void CudaBackend::gemm(const MacPolicy& policy, const Tensor& a, const Tensor& b, const Tensor* bias,
+                       Tensor& c, DrawKey key) {
   OpScope scope("gemm");
   if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2 || a.dim(1) != b.dim(0) || c.dim(0) != a.dim(0) ||
       c.dim(1) != b.dim(1) || (bias && bias->numel() != b.dim(1)))

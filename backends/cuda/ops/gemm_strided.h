@@ -19,7 +19,7 @@
 namespace emu::EMU_CUDA_NS::tile {
 
 struct Strides {
-  const float* base = nullptr;  // null for the output's index map
+  const float* base = nullptr;   // null for the output's index map
   int64_t outer = 0, inner = 0;  // per batch index: b / heads, b % heads
   int64_t major = 0, k = 0;      // per row (or column) and per k (for the output: per row and per column)
   EMU_HD int64_t offset(int64_t b, int64_t heads) const { return (b / heads) * outer + (b % heads) * inner; }
@@ -31,8 +31,8 @@ struct StridedProduct {
   const float* bias_base = nullptr;  // (cols) or null
 
   static constexpr bool kSwapped = false;  // terms are mac_term(A, B), as the CPU's mac_gemm
-  using RowCursor = const float*;  // A's row
-  using ColCursor = const float*;  // B's column
+  using RowCursor = const float*;          // A's row
+  using ColCursor = const float*;          // B's column
   EMU_HD RowCursor a_row(int64_t bt, int64_t row) const {
     return offset_or_null(a.base, a.offset(bt, heads) + row * a.major);
   }
@@ -44,7 +44,9 @@ struct StridedProduct {
   EMU_HD uint64_t out_index(int64_t bt, int64_t row, int64_t col) const {
     return static_cast<uint64_t>(c.offset(bt, heads) + row * c.major + col * c.k);
   }
-  EMU_HD const float* bias(int64_t, int64_t, int64_t col) const { return bias_base ? bias_base + col : nullptr; }
+  EMU_HD const float* bias(int64_t, int64_t, int64_t col) const {
+    return bias_base ? bias_base + col : nullptr;
+  }
 };
 
 }  // namespace emu::EMU_CUDA_NS::tile

@@ -49,8 +49,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -65,14 +65,15 @@
 
 namespace emu::EMU_CUDA_NS::tile {
 
-constexpr int kTile = 32;                                 // outputs per block side
-constexpr int kTileK = 16;                                // k per shared-memory tile
-constexpr int kThreadsSide = 16;                          // threads per block side
-constexpr int kThreads = kThreadsSide * kThreadsSide;     // threads per block
-constexpr int kPer = kTile / kThreadsSide;                // outputs per thread side (register blocking)
-constexpr int kLoads = kTile * kTileK / kThreads;         // elements of each operand tile one thread loads
-constexpr unsigned kMaxGridYZ = 65535;                    // CUDA's limit on gridDim.y and gridDim.z
-static_assert(kThreads % kTileK == 0 && kThreads % kTile == 0, "each thread loads fixed rows / a fixed column");
+constexpr int kTile = 32;                              // outputs per block side
+constexpr int kTileK = 16;                             // k per shared-memory tile
+constexpr int kThreadsSide = 16;                       // threads per block side
+constexpr int kThreads = kThreadsSide * kThreadsSide;  // threads per block
+constexpr int kPer = kTile / kThreadsSide;             // outputs per thread side (register blocking)
+constexpr int kLoads = kTile * kTileK / kThreads;      // elements of each operand tile one thread loads
+constexpr unsigned kMaxGridYZ = 65535;                 // CUDA's limit on gridDim.y and gridDim.z
+static_assert(kThreads % kTileK == 0 && kThreads % kTile == 0,
+              "each thread loads fixed rows / a fixed column");
 
 // The draw of `site` of one output (only called under :sr).
 struct OutputDraw {
@@ -84,10 +85,12 @@ struct GenericPath {
   static constexpr const char* kName = "GenericPath";
   static constexpr bool kUnroll = false;  // the step is large: unrolling would only grow the code
   using State = MacState;
-  EMU_HD void step(const MacPolicy& p, State& s, int64_t K, int64_t k, float a, float b, const OutputDraw& d) const {
+  EMU_HD void step(const MacPolicy& p, State& s, int64_t K, int64_t k, float a, float b,
+                   const OutputDraw& d) const {
     mac_step(p, s, K, k, a, b, d);
   }
-  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias, const OutputDraw& d) const {
+  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias,
+                       const OutputDraw& d) const {
     return mac_finish(p, s, K, bias, d);
   }
 };
@@ -99,7 +102,8 @@ enum class Fp32Mul { Native, Rounded };
 
 template <Fp32Mul kMul>
 struct Fp32AccPath {
-  static constexpr const char* kName = kMul == Fp32Mul::Native ? "Fp32AccPath<Native>" : "Fp32AccPath<Rounded>";
+  static constexpr const char* kName =
+      kMul == Fp32Mul::Native ? "Fp32AccPath<Native>" : "Fp32AccPath<Rounded>";
   static constexpr bool kUnroll = true;
   struct State {
     float acc = 0.0f;  // +0
@@ -110,14 +114,16 @@ struct Fp32AccPath {
   // whatever its payload, and mac_finish's roundings (bias, R_out) map every NaN to the one
   // canonical NaN, so the result's bits are the same and the inner loop is two operations
   // shorter per term. Device-only (the intrinsics are): the tile kernel is its only caller.
-  __device__ void step(const MacPolicy&, State& s, int64_t, int64_t, float a, float b, const OutputDraw&) const {
+  __device__ void step(const MacPolicy&, State& s, int64_t, int64_t, float a, float b,
+                       const OutputDraw&) const {
     if (a == 0.0f || b == 0.0f) return;  // zero operands are skipped, as in mac_step
     const float prod = kMul == Fp32Mul::Native
                            ? __fmul_rn(a, b)
                            : static_cast<float>(mul(static_cast<double>(a) * static_cast<double>(b)));
     s.acc = __fadd_rn(s.acc, prod);
   }
-  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias, const OutputDraw& d) const {
+  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias,
+                       const OutputDraw& d) const {
     MacState m;
     m.acc = s.acc;
     return mac_finish(p, m, K, bias, d);
@@ -131,13 +137,15 @@ struct RoundedPath {
     double acc = 0.0;  // +0 in acc
   };
   FastRound mul, acc;
-  EMU_HD void step(const MacPolicy& p, State& s, int64_t, int64_t, float a, float b, const OutputDraw&) const {
+  EMU_HD void step(const MacPolicy& p, State& s, int64_t, int64_t, float a, float b,
+                   const OutputDraw&) const {
     if (a == 0.0f || b == 0.0f) return;  // zero operands are skipped, as in mac_step
     double prod = static_cast<double>(a) * static_cast<double>(b);  // exact
     if (!p.mul_exact) prod = mul.on ? mul(prod) : round_value(p.mul, prod);
     s.acc = rounded_add(p.acc, acc, s.acc, prod, 0);
   }
-  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias, const OutputDraw& d) const {
+  EMU_HD double finish(const MacPolicy& p, State& s, int64_t K, const float* bias,
+                       const OutputDraw& d) const {
     MacState m;
     m.acc = s.acc;
     return mac_finish(p, m, K, bias, d);
@@ -146,7 +154,8 @@ struct RoundedPath {
 
 // Whether Fp32AccPath gives p's bits (see the top of this file).
 inline bool fp32_acc_path(const MacPolicy& p) {
-  if (!is_plain_fp32(p.acc) || p.chunk != 0 || p.fused != 0 || is_stochastic(p.out) || p.mul_exact) return false;
+  if (!is_plain_fp32(p.acc) || p.chunk != 0 || p.fused != 0 || is_stochastic(p.out) || p.mul_exact)
+    return false;
   if (custom_mul(p)) return false;  // table or split products: the Generic path
   const Format& m = p.mul;
   return is_plain_fp32(m) || (m.family == Family::Ieee && !m.accumulator_only && fast_ieee_d_supported(m));
@@ -175,8 +184,8 @@ struct TileShape {
 // resolves its scheme from its own row of A and column of B before the first
 // term, as mac_state_for does for mac_reduce's arrays (split:fp32f only counts).
 template <class Problem>
-__device__ void resolve_split_auto(const Problem& prob, const TileShape& s, int64_t b, int64_t row0, int64_t col0,
-                                   MacState (&state)[kPer][kPer]) {
+__device__ void resolve_split_auto(const Problem& prob, const TileShape& s, int64_t b, int64_t row0,
+                                   int64_t col0, MacState (&state)[kPer][kPer]) {
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   bool row_in[kPer], col_in[kPer];
   for (int i = 0; i < kPer; ++i) {
@@ -211,8 +220,8 @@ __device__ void resolve_split_auto(const Problem& prob, const TileShape& s, int6
 template <class Problem, class Path>
 __device__ __forceinline__ void tile_steps(const MacPolicy& p, const Path& path,
                                            typename Path::State (&state)[kPer][kPer],
-                                           const OutputDraw (&draw)[kPer][kPer], int64_t K, int64_t k0, int kk,
-                                           const float (&a_tile)[kTileK][kTile + 1],
+                                           const OutputDraw (&draw)[kPer][kPer], int64_t K, int64_t k0,
+                                           int kk, const float (&a_tile)[kTileK][kTile + 1],
                                            const float (&b_tile)[kTileK][kTile]) {
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   for (int i = 0; i < kPer; ++i)
@@ -227,8 +236,8 @@ __device__ __forceinline__ void tile_steps(const MacPolicy& p, const Path& path,
 
 // The tile of outputs (row0.., col0..) of batch b.
 template <class Path, class Problem>
-__device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& prob, const TileShape& s, int64_t b,
-                         int64_t row0, int64_t col0, float (&a_tile)[kTileK][kTile + 1],
+__device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& prob, const TileShape& s,
+                         int64_t b, int64_t row0, int64_t col0, float (&a_tile)[kTileK][kTile + 1],
                          float (&b_tile)[kTileK][kTile]) {
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int flat = ty * kThreadsSide + tx;
@@ -257,13 +266,15 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
     a_rows[l] = a_in[l] ? prob.a_row(b, r) : typename Problem::RowCursor{};
   }
   const bool b_in = col0 + b_c < s.cols;
-  const typename Problem::ColCursor b_cursor = b_in ? prob.b_col(b, col0 + b_c) : typename Problem::ColCursor{};
+  const typename Problem::ColCursor b_cursor =
+      b_in ? prob.b_col(b, col0 + b_c) : typename Problem::ColCursor{};
 
   for (int64_t k0 = 0; k0 < s.K; k0 += kTileK) {
     // Outside the grid or past K: 0 (never stepped).
     for (int l = 0; l < kLoads; ++l) {
       const int64_t ka = k0 + a_k;
-      a_tile[a_k][flat / kTileK + l * (kThreads / kTileK)] = a_in[l] && ka < s.K ? prob.a_at(a_rows[l], ka) : 0.0f;
+      a_tile[a_k][flat / kTileK + l * (kThreads / kTileK)] =
+          a_in[l] && ka < s.K ? prob.a_at(a_rows[l], ka) : 0.0f;
       const int kb = flat / kTile + l * (kThreads / kTile);
       b_tile[kb][b_c] = b_in && k0 + kb < s.K ? prob.b_at(b_cursor, k0 + kb) : 0.0f;
     }
@@ -272,9 +283,11 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
     if constexpr (Path::kUnroll) {
       if (kn == kTileK) {  // a whole tile: a fixed trip count the compiler unrolls
 #pragma unroll
-        for (int kk = 0; kk < kTileK; ++kk) tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
+        for (int kk = 0; kk < kTileK; ++kk)
+          tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
       } else {
-        for (int kk = 0; kk < kn; ++kk) tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
+        for (int kk = 0; kk < kn; ++kk)
+          tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
       }
     } else {
       for (int kk = 0; kk < kn; ++kk) tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
@@ -296,7 +309,8 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
 // a_tile has one padding column: the loads write a_tile[k][row] with k varying
 // fastest across a warp, which would otherwise hit 2 banks 16 times each.
 template <class Path, class Problem>
-__global__ void __launch_bounds__(kThreads) mac_tile_kernel(MacPolicy p, Path path, Problem prob, TileShape s) {
+__global__ void __launch_bounds__(kThreads)
+    mac_tile_kernel(MacPolicy p, Path path, Problem prob, TileShape s) {
   __shared__ float a_tile[kTileK][kTile + 1];  // a_tile[k][row]
   __shared__ float b_tile[kTileK][kTile];      // b_tile[k][col]
   const int64_t row_tiles = (s.rows + kTile - 1) / kTile;
@@ -307,14 +321,15 @@ __global__ void __launch_bounds__(kThreads) mac_tile_kernel(MacPolicy p, Path pa
 }
 
 template <class Path, class Problem>
-void launch_path(const char* name, const MacPolicy& p, const Path& path, const Problem& prob, const TileShape& s) {
+void launch_path(const char* name, const MacPolicy& p, const Path& path, const Problem& prob,
+                 const TileShape& s) {
   const auto tiles = [](int64_t n) { return (n + kTile - 1) / kTile; };
   const dim3 grid(static_cast<unsigned>(tiles(s.cols)),
                   static_cast<unsigned>(std::min<int64_t>(tiles(s.rows), kMaxGridYZ)),
                   static_cast<unsigned>(std::min<int64_t>(s.batches, kMaxGridYZ)));
   const std::string label = fmt::format("{}<{}>", name, Path::kName);
-  gpu::launch(label.c_str(), mac_tile_kernel<Path, Problem>, grid, dim3(kThreadsSide, kThreadsSide), 0, stream(), p,
-              path, prob, s);
+  gpu::launch(label.c_str(), mac_tile_kernel<Path, Problem>, grid, dim3(kThreadsSide, kThreadsSide), 0,
+              stream(), p, path, prob, s);
 }
 
 // Runs prob's outputs (s.c, s.key set by the caller; sites filled in here)
@@ -324,7 +339,8 @@ template <class Problem>
 void launch_tiles(const char* name, const MacPolicy& policy, const Problem& prob, TileShape s) {
   if (s.rows <= 0 || s.cols <= 0 || s.batches <= 0) return;
   if ((s.cols + kTile - 1) / kTile > 0x7fffffff)
-    throw std::invalid_argument(fmt::format("{}: {} output columns exceed the launch grid", current_op(), s.cols));
+    throw std::invalid_argument(
+        fmt::format("{}: {} output columns exceed the launch grid", current_op(), s.cols));
   const MacPolicy p = with_device_lut(policy);  // a multiplier table the kernel can read
   s.sites = mac_site_count(s.K, p.chunk);
   if (fp32_acc_path(p)) {
@@ -337,7 +353,8 @@ void launch_tiles(const char* name, const MacPolicy& policy, const Problem& prob
   } else {
     // split:auto / fp32f per-layer statistics (core/split_stats.h): counted on the device.
     const bool count = split_stats_counted(p);
-    std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(2) : nullptr);
+    std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(2)
+                                                                  : nullptr);
     s.auto_counts = count ? counts->get() : nullptr;
     launch_path(name, p, GenericPath{}, prob, s);
     if (count) {

@@ -18,8 +18,8 @@
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
-#include "numerics/element_arith.h"
 #include "core/loss_checks.h"
+#include "numerics/element_arith.h"
 #include "numerics/loss_arith.h"
 #include "numerics/row_reduce.h"
 
@@ -28,14 +28,15 @@ namespace {
 
 // The target weights q[r, j]: q_on at the row's class, q_off elsewhere
 // (ignored rows: q_off, never read); per element.
-__global__ void target_weights_kernel(const float* targets, int64_t ignore_index, float q_on, float q_off, float* q,
-                                      int64_t n, int64_t C) {
+__global__ void target_weights_kernel(const float* targets, int64_t ignore_index, float q_on, float q_off,
+                                      float* q, int64_t n, int64_t C) {
   EMU_GRID_STRIDE_LOOP(i, n) { q[i] = target_class(targets[i / C], C, ignore_index) == i % C ? q_on : q_off; }
 }
 
 // row_r = sum_j R_mul(q[r, j] logp[r, j]) in acc (site kRow) for kept rows; one thread per row.
-__global__ void ce_rows_kernel(MacRounding dot, bool native, const float* q, const float* logp, const float* targets,
-                               int64_t ignore_index, double* rows, int64_t N, int64_t C, int chunk, DrawKey key) {
+__global__ void ce_rows_kernel(MacRounding dot, bool native, const float* q, const float* logp,
+                               const float* targets, int64_t ignore_index, double* rows, int64_t N, int64_t C,
+                               int chunk, DrawKey key) {
   EMU_GRID_STRIDE_LOOP(r, N) {
     if (target_class(targets[r], C, ignore_index) < 0) continue;
     rows[r] = row_dot(dot, native, q + r * C, logp + r * C, C, row_draws(key, loss_site::kRow, r, C, chunk));
@@ -43,16 +44,16 @@ __global__ void ce_rows_kernel(MacRounding dot, bool native, const float* q, con
 }
 
 // loss = R_out(total / count) over the kept rows, in ascending order; one thread.
-__global__ void ce_loss_kernel(MacPolicy p, const double* rows, const float* targets, int64_t ignore_index, int64_t N,
-                               int64_t C, float* loss, DrawKey key) {
+__global__ void ce_loss_kernel(MacPolicy p, const double* rows, const float* targets, int64_t ignore_index,
+                               int64_t N, int64_t C, float* loss, DrawKey key) {
   *loss = cross_entropy_loss(
       p, rows, N, [&](int64_t r) { return target_class(targets[r], C, ignore_index) >= 0; }, key);
 }
 
 // gx[r, j] = R_g(R_g(R_g(exp(logp)) - q_j) * w), +0 on ignored rows; per element.
 template <class A>
-__global__ void ce_grad_kernel(A arith, const float* logp, const float* targets, int64_t ignore_index, float q_on,
-                               float q_off, float w, float* gx, int64_t n, int64_t C) {
+__global__ void ce_grad_kernel(A arith, const float* logp, const float* targets, int64_t ignore_index,
+                               float q_on, float q_off, float w, float* gx, int64_t n, int64_t C) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     const int64_t t = target_class(targets[i / C], C, ignore_index);
     if (t < 0) {
@@ -95,11 +96,10 @@ __global__ void mse_grad_kernel(A arith, const float* diff, float w, float* gx, 
 
 // logits: (N, C), targets: (N) -> logp: (N, C), loss: ()
 void CudaBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits, const Tensor& targets,
-                                        int64_t ignore_index, float q_on, float q_off, Tensor& logp, Tensor& loss,
-                                        DrawKey key) {
+                                        int64_t ignore_index, float q_on, float q_off, Tensor& logp,
+                                        Tensor& loss, DrawKey key) {
   OpScope scope("cross_entropy_forward");
-  check_cross_entropy("cross_entropy_forward", "logits", logits, "logp", logp, loss,
-                      targets, ignore_index);
+  check_cross_entropy("cross_entropy_forward", "logits", logits, "logp", logp, loss, targets, ignore_index);
   const int64_t N = logits.dim(0), C = logits.dim(1);
   softmax_forward(p, true, logits, logp, key);
 
@@ -110,11 +110,12 @@ void CudaBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits
   const Tensor q = Tensor::zeros({N, C}, Device::Cuda);
   DeviceArray<double> rows(static_cast<size_t>(N));
   float* qp = contiguous_data(q, "target weights");
-  launch_each("target_weights_kernel", target_weights_kernel, N * C, tp, ignore_index, q_on, q_off, qp, N * C, C);
-  launch_each("ce_rows_kernel", ce_rows_kernel, N, MacRounding(rp), native_dot(rp), static_cast<const float*>(qp), lp,
-              tp, ignore_index, rows.get(), N, C, p.chunk, key);
-  launch_single("ce_loss_kernel", ce_loss_kernel, p, static_cast<const double*>(rows.get()), tp, ignore_index, N, C,
-                view_of(loss).data, key);
+  launch_each("target_weights_kernel", target_weights_kernel, N * C, tp, ignore_index, q_on, q_off, qp, N * C,
+              C);
+  launch_each("ce_rows_kernel", ce_rows_kernel, N, MacRounding(rp), native_dot(rp),
+              static_cast<const float*>(qp), lp, tp, ignore_index, rows.get(), N, C, p.chunk, key);
+  launch_single("ce_loss_kernel", ce_loss_kernel, p, static_cast<const double*>(rows.get()), tp, ignore_index,
+                N, C, view_of(loss).data, key);
 }
 
 // logp: (N, C), targets: (N), gloss: () -> glogits: (N, C)
@@ -122,8 +123,8 @@ void CudaBackend::cross_entropy_backward(const Format& g, const Tensor& logp, co
                                          int64_t ignore_index, float q_on, float q_off, const Tensor& gloss,
                                          Tensor& glogits, DrawKey key) {
   OpScope scope("cross_entropy_backward");
-  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_backward", "logp", logp, "glogits", glogits, gloss,
-                                                       targets, ignore_index);
+  const std::vector<int64_t> cls = check_cross_entropy("cross_entropy_backward", "logp", logp, "glogits",
+                                                       glogits, gloss, targets, ignore_index);
   const int64_t N = logp.dim(0), C = logp.dim(1);
   int64_t count = 0;
   for (int64_t c : cls) count += c >= 0;
@@ -134,16 +135,16 @@ void CudaBackend::cross_entropy_backward(const Format& g, const Tensor& logp, co
   const float *lp = contiguous_data(lc, "logp"), *tp = contiguous_data(tc, "targets");
   float* out = contiguous_data(glogits, "glogits");
   if (is_plain_fp32(g))
-    launch_each("ce_grad_kernel", ce_grad_kernel<Fp32Arith>, n, Fp32Arith{}, lp, tp, ignore_index, q_on, q_off, w,
-                out, n, C);
+    launch_each("ce_grad_kernel", ce_grad_kernel<Fp32Arith>, n, Fp32Arith{}, lp, tp, ignore_index, q_on,
+                q_off, w, out, n, C);
   else
-    launch_each("ce_grad_kernel", ce_grad_kernel<ElementArith>, n, ElementArith(g, key.seed, key.stream), lp, tp,
-                ignore_index, q_on, q_off, w, out, n, C);
+    launch_each("ce_grad_kernel", ce_grad_kernel<ElementArith>, n, ElementArith(g, key.seed, key.stream), lp,
+                tp, ignore_index, q_on, q_off, w, out, n, C);
 }
 
 // x, target: (n) -> diff: (n), loss: ()
-void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff, Tensor& loss,
-                              DrawKey key) {
+void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor& target, Tensor& diff,
+                              Tensor& loss, DrawKey key) {
   OpScope scope("mse_forward");
   check_mse_forward(x, target, diff, loss);
   const Tensor xc = x.contiguous(), tc = target.contiguous();
@@ -154,8 +155,8 @@ void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor&
     if (is_plain_fp32(p.out))
       launch_each("mse_diff_kernel", mse_diff_kernel<Fp32Arith>, n, Fp32Arith{}, xp, tp, dp, n);
     else
-      launch_each("mse_diff_kernel", mse_diff_kernel<ElementArith>, n, ElementArith(p.out, key.seed, key.stream), xp,
-                  tp, dp, n);
+      launch_each("mse_diff_kernel", mse_diff_kernel<ElementArith>, n,
+                  ElementArith(p.out, key.seed, key.stream), xp, tp, dp, n);
   }
   // The loss even of no elements (0 / 0 under the policy, as on the CPU).
   launch_single("mse_loss_kernel", mse_loss_kernel, with_device_lut(p), static_cast<const float*>(dp), n,
@@ -163,8 +164,8 @@ void CudaBackend::mse_forward(const MacPolicy& p, const Tensor& x, const Tensor&
 }
 
 // diff: (n), gloss: () -> gx: (n), and gtarget: (n) when not null
-void CudaBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx, Tensor* gtarget,
-                               DrawKey key) {
+void CudaBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor& gloss, Tensor& gx,
+                               Tensor* gtarget, DrawKey key) {
   OpScope scope("mse_backward");
   check_mse_backward(diff, gloss, gx, gtarget);
   const int64_t n = diff.numel();
@@ -178,8 +179,8 @@ void CudaBackend::mse_backward(const Format& g, const Tensor& diff, const Tensor
   if (is_plain_fp32(g))
     launch_each("mse_grad_kernel", mse_grad_kernel<Fp32Arith>, n, Fp32Arith{}, dp, w, out, out_t, n);
   else
-    launch_each("mse_grad_kernel", mse_grad_kernel<ElementArith>, n, ElementArith(g, key.seed, key.stream), dp, w, out,
-                out_t, n);
+    launch_each("mse_grad_kernel", mse_grad_kernel<ElementArith>, n, ElementArith(g, key.seed, key.stream),
+                dp, w, out, out_t, n);
 }
 
 }  // namespace emu::EMU_CUDA_NS

@@ -128,7 +128,8 @@ void CudaBackend::accumulate(Tensor& acc, const Tensor& g) {
   check_same_shape(acc, g);
   if (acc.numel() == 0) return;
   const KernelView a = view_of(acc), v = view_of(g);
-  gpu::launch("accumulate_kernel", accumulate_kernel, element_grid(a.numel), dim3(kElementBlock), 0, stream(), a, v);
+  gpu::launch("accumulate_kernel", accumulate_kernel, element_grid(a.numel), dim3(kElementBlock), 0, stream(),
+              a, v);
 }
 
 void CudaBackend::sum_squares(const Tensor& x, double* sum) {
@@ -136,8 +137,7 @@ void CudaBackend::sum_squares(const Tensor& x, double* sum) {
   if (x.numel() == 0) return;
   DeviceArray<double> dev(1);
   copy_to_device(dev.get(), sum, sizeof(double));
-  gpu::launch("sum_squares_kernel", sum_squares_kernel, dim3(1), dim3(1), 0, stream(), view_of(x),
-              dev.get());
+  gpu::launch("sum_squares_kernel", sum_squares_kernel, dim3(1), dim3(1), 0, stream(), view_of(x), dev.get());
   copy_to_host(sum, dev.get(), sizeof(double));
 }
 

@@ -21,7 +21,8 @@ __global__ void sgd_kernel(UpdateArith u, SgdStep s, float* p, const float* g, f
   EMU_GRID_STRIDE_LOOP(i, n) { sgd_step(u, s, p[i], g[i], buf ? buf + i : nullptr); }
 }
 
-__global__ void adam_kernel(UpdateArith u, AdamStep s, float* p, const float* g, float* m, float* v, int64_t n) {
+__global__ void adam_kernel(UpdateArith u, AdamStep s, float* p, const float* g, float* m, float* v,
+                            int64_t n) {
   EMU_GRID_STRIDE_LOOP(i, n) { adam_step(u, s, p[i], g[i], m[i], v[i]); }
 }
 
@@ -48,7 +49,8 @@ void CudaBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& gr
   if (n == 0) return;
   float* b = o.momentum != 0 ? contiguous_data(buf, "momentum_buf") : nullptr;
   launch_each("sgd_kernel", sgd_kernel, n, UpdateArith(o.update_format), sgd_constants(o),
-              contiguous_data(param, "param"), static_cast<const float*>(contiguous_data(grad, "grad")), b, n);
+              contiguous_data(param, "param"), static_cast<const float*>(contiguous_data(grad, "grad")), b,
+              n);
 }
 
 // param, grad, exp_avg, exp_avg_sq: same shape, contiguous.

@@ -11,5 +11,7 @@
 
 // The stubs ignore their arguments by design (the including file wraps them in
 // `#pragma GCC diagnostic ignored "-Wunused-parameter"`).
-#define EMU_CUDA_NO_KERNEL(name, params, args) \
-  void CudaBackend::name params { throw std::runtime_error("cuda: " #name " has no kernel yet (see emutrain validate)"); }
+#define EMU_CUDA_NO_KERNEL(name, params, args)                                             \
+  void CudaBackend::name params {                                                          \
+    throw std::runtime_error("cuda: " #name " has no kernel yet (see emutrain validate)"); \
+  }

@@ -24,14 +24,16 @@ __global__ void quantize_kernel(Format f, KernelView x, KernelView y, DrawKey ke
 void CudaBackend::quantize(const Format& f, const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("quantize");
   check_same_shape(x, y);
-  require_storage(f, "quantize_array");  // as the CPU's bulk rounding: no tensor holds accumulator-only values
+  require_storage(f,
+                  "quantize_array");  // as the CPU's bulk rounding: no tensor holds accumulator-only values
   if (y.numel() == 0) return;
   // Views of one storage other than the same view: read a copy first (as the CPU does).
-  const bool overlap = x.impl()->storage == y.impl()->storage && !(x.offset() == y.offset() && x.strides() == y.strides());
+  const bool overlap =
+      x.impl()->storage == y.impl()->storage && !(x.offset() == y.offset() && x.strides() == y.strides());
   const Tensor src = overlap ? x.clone() : x;
   const KernelView xv = view_of(src), yv = view_of(y);
-  gpu::launch("quantize_kernel", quantize_kernel, element_grid(yv.numel), dim3(kElementBlock), 0, stream(), f, xv, yv,
-              key);
+  gpu::launch("quantize_kernel", quantize_kernel, element_grid(yv.numel), dim3(kElementBlock), 0, stream(), f,
+              xv, yv, key);
 }
 
 }  // namespace emu::EMU_CUDA_NS

@@ -29,8 +29,8 @@ namespace {
 // xh[n, t, k] = x[n, t, k] (k < I) or R_act(h[n, k - I]) drawing at n*H + (k - I), and the same
 // value at rows[n, k]; per element of the N x (I+H) rows.
 template <class A>
-__global__ void operand_rows_kernel(A arith, uint32_t site, const float* x, const float* h, float* xh, float* rows,
-                                    int64_t N, int64_t T, int64_t I, int64_t H, int64_t t) {
+__global__ void operand_rows_kernel(A arith, uint32_t site, const float* x, const float* h, float* xh,
+                                    float* rows, int64_t N, int64_t T, int64_t I, int64_t H, int64_t t) {
   const int64_t K = I + H;
   EMU_GRID_STRIDE_LOOP(i, N * K) {
     const int64_t n = i / K, k = i % K;
@@ -81,7 +81,8 @@ Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Ten
   return d;
 }
 
-float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width) {
+float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d,
+                      int64_t width) {
   if (!fns.any_pwl()) return nullptr;
   if (!slopes) shape_error(op, "a pwl gate function needs the slopes output");
   expect_output(op, "slopes", *slopes, {d.N, d.T, width});
@@ -118,15 +119,15 @@ Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh) {
   return w;
 }
 
-void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x, int64_t t,
-                       const float* h, float* xh, float* rows) {
+void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x,
+                       int64_t t, const float* h, float* xh, float* rows) {
   const int64_t n = d.N * (d.I + d.H);
   if (is_plain_fp32(act))  // Fp32Arith's round is the identity: the CPU's copy
-    launch_each("operand_rows_kernel", operand_rows_kernel<Fp32Arith>, n, Fp32Arith{}, site, x, h, xh, rows, d.N,
-                d.T, d.I, d.H, t);
+    launch_each("operand_rows_kernel", operand_rows_kernel<Fp32Arith>, n, Fp32Arith{}, site, x, h, xh, rows,
+                d.N, d.T, d.I, d.H, t);
   else
-    launch_each("operand_rows_kernel", operand_rows_kernel<ElementArith>, n, ElementArith(act, step.seed, step.stream),
-                site, x, h, xh, rows, d.N, d.T, d.I, d.H, t);
+    launch_each("operand_rows_kernel", operand_rows_kernel<ElementArith>, n,
+                ElementArith(act, step.seed, step.stream), site, x, h, xh, rows, d.N, d.T, d.I, d.H, t);
 }
 
 // dx (N*T, I) = dg[:, :x_cols] (N*T, x_cols) x w_ih (x_cols, I).
@@ -138,15 +139,16 @@ void SequenceGrads::input(const Tensor& dg, int64_t x_cols, const Tensor& w_ih, 
 
 // dw (cols of the ranges, I or H) = the ranges' gate columns transposed (units, N*T) x xh's input or
 // hidden features (N*T, I or H): each weight gradient a reduction over the rows (n, t) ascending.
-void SequenceGrads::weight(const Tensor& dg, const ColumnRange* ranges, int nranges, const Tensor& xh, bool hidden,
-                           Tensor* dw) const {
+void SequenceGrads::weight(const Tensor& dg, const ColumnRange* ranges, int nranges, const Tensor& xh,
+                           bool hidden, Tensor* dw) const {
   if (!dw) return;
   const int64_t rows = d.N * d.T;
   Tensor dgt = Tensor::zeros({dw->dim(0), rows}, Device::Cuda);
   int64_t c = 0;
   for (int r = 0; r < nranges; ++r) {
     Tensor part = dgt.narrow(0, c, ranges[r].count);
-    if (ranges[r].count > 0 && rows > 0) be.copy(dg.narrow(1, ranges[r].first, ranges[r].count).transpose(0, 1), part);
+    if (ranges[r].count > 0 && rows > 0)
+      be.copy(dg.narrow(1, ranges[r].first, ranges[r].count).transpose(0, 1), part);
     c += ranges[r].count;
   }
   const Tensor features = xh.view({rows, d.I + d.H}).narrow(1, hidden ? d.I : 0, hidden ? d.H : d.I);

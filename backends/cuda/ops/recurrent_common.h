@@ -36,7 +36,8 @@ Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Ten
 // The forward's slopes output (N,T,width): checked and returned when a gate function is pwl, else null.
 float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width);
 // The backward's slopes: a contiguous copy when a gate function is pwl, else undefined.
-Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d, int64_t width);
+Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d,
+                       int64_t width);
 void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh);
 // mask (N,T) as a contiguous device tensor, or undefined when null.
 Tensor mask_of(const char* op, const Tensor* mask, const Dims& d);
@@ -74,8 +75,8 @@ Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh);
 // n*H + j of `site` of the step (plain fp32: a copy). The same rows also go to
 // `rows` (N, I+H) contiguous: the step reductions' first operand, which gemm then
 // reads without a copy of the strided xh[:, t]. x (N,T,I) and h (N,H) contiguous.
-void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x, int64_t t,
-                       const float* h, float* xh, float* rows);
+void fill_operand_rows(const Format& act, DrawKey step, uint32_t site, const Dims& d, const float* x,
+                       int64_t t, const float* h, float* xh, float* rows);
 
 // The backward's reductions over the whole sequence from the gate gradients dg
 // (N*T rows of G = 4H, row n*T + t, contiguous on the device), as the CPU's

@@ -20,8 +20,8 @@ using recurrent::StepMask;
 // y, saved and slopes as they are.
 template <class A>
 __global__ void gru_cell_kernel(A arith, GateFunctions fns, StepMask mask, const float* rz, const float* nx,
-                                const float* nh, float* preact, float* h, float* y, float* saved, float* slopes,
-                                int64_t N, int64_t T, int64_t H, int64_t t) {
+                                const float* nh, float* preact, float* h, float* y, float* saved,
+                                float* slopes, int64_t N, int64_t T, int64_t H, int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     const int64_t n = e / H, j = e % H, row = n * T + t;
     const float ar = rz[n * 2 * H + j], az = rz[n * 2 * H + H + j], anx = nx[e], anh = nh[e];
@@ -43,9 +43,9 @@ __global__ void gru_cell_kernel(A arith, GateFunctions fns, StepMask mask, const
 // da_nh] and dd; the reduction's operand row n (N, 3H) gets [da_r, da_z, da_nh]
 // (zeros for a step that is not valid, which leaves dg at zero).
 template <class A>
-__global__ void gru_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, const float* gy, const float* saved,
-                                     const float* slopes, const float* dh, float* dd, float* operand, float* dg,
-                                     int64_t N, int64_t T, int64_t H, int64_t t) {
+__global__ void gru_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, const float* gy,
+                                     const float* saved, const float* slopes, const float* dh, float* dd,
+                                     float* operand, float* dg, int64_t N, int64_t T, int64_t H, int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     const int64_t n = e / H, j = e % H, row = n * T + t;
     float* op = operand + n * 3 * H + j;
@@ -65,8 +65,8 @@ __global__ void gru_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, 
 
 // dh_{t-1}[e] = R(reduction + dd) where step t of the unit's sequence is valid, else dh carried.
 template <class A>
-__global__ void gru_dh_prev_kernel(A arith, StepMask mask, const float* dh_gates, const float* dd, float* dh, int64_t N,
-                                   int64_t H, int64_t t) {
+__global__ void gru_dh_prev_kernel(A arith, StepMask mask, const float* dh_gates, const float* dd, float* dh,
+                                   int64_t N, int64_t H, int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     if (!mask.valid(e / H, t)) continue;
     A a = arith;
@@ -79,10 +79,10 @@ __global__ void gru_dh_prev_kernel(A arith, StepMask mask, const float* dh_gates
 
 // x (N,T,I), h0 (N,H), w_ih (3H,I), w_hh (3H,H), bias (4H), mask (N,T) -> y (N,T,H), h_n (N,H),
 // xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), preact (N,T,4H)
-void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
-                              const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
-                              const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& xh, Tensor& saved,
-                              Tensor* slopes, Tensor* preact, DrawKey key) {
+void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act,
+                              const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
+                              const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,
+                              Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key) {
   using namespace recurrent;
   const char* op = "gru_forward";
   OpScope scope(op);
@@ -98,10 +98,10 @@ void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, cons
   if (preact) expect_output(op, "preact", *preact, {N, T, G});
   const Tensor xc = x.contiguous(), mc = mask_of(op, mask, d);
   // The three reductions' second operands and biases, contiguous once for all steps.
-  const Tensor w = pack_weights(*this, w_ih, w_hh);  // (K, 3H)
-  const Tensor w_rz = w.narrow(1, 0, 2 * H).contiguous();                    // (K, 2H)
-  const Tensor w_nx = w.narrow(0, 0, I).narrow(1, 2 * H, H).contiguous();    // (I, H)
-  const Tensor w_nh = w.narrow(0, I, H).narrow(1, 2 * H, H).contiguous();    // (H, H)
+  const Tensor w = pack_weights(*this, w_ih, w_hh);                        // (K, 3H)
+  const Tensor w_rz = w.narrow(1, 0, 2 * H).contiguous();                  // (K, 2H)
+  const Tensor w_nx = w.narrow(0, 0, I).narrow(1, 2 * H, H).contiguous();  // (I, H)
+  const Tensor w_nh = w.narrow(0, I, H).narrow(1, 2 * H, H).contiguous();  // (H, H)
   Tensor b_rz, b_nx, b_nh;
   if (bias) {
     const Tensor bc = bias->contiguous();
@@ -117,7 +117,8 @@ void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, cons
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = step_time(k, T, reverse);
     const DrawKey step = recurrent_step_key(key, t);
-    fill_operand_rows(act, step, gru_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data, view_of(rows).data);
+    fill_operand_rows(act, step, gru_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data,
+                      view_of(rows).data);
     // r, z: the input features, then the hidden features, then the bias.
     gemm(p, rows, w_rz, bias ? &b_rz : nullptr, rz, site_key(step, gru_site::kGatesRZ));
     // a_nx over the input features, then b_in; a_nh over the hidden features, then b_hn.
@@ -126,18 +127,19 @@ void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, cons
     with_arith(p.out, step, [&](auto a) {
       launch_each("gru_cell_kernel", gru_cell_kernel<decltype(a)>, N * H, a, fns, sm,
                   static_cast<const float*>(view_of(rz).data), static_cast<const float*>(view_of(nx).data),
-                  static_cast<const float*>(view_of(nh).data), pa, h, view_of(y).data, view_of(saved).data, slp, N,
-                  T, H, t);
+                  static_cast<const float*>(view_of(nh).data), pa, h, view_of(y).data, view_of(saved).data,
+                  slp, N, T, H, t);
     });
   }
 }
 
 // w_ih (3H,I), w_hh (3H,H), xh (N,T,I+H), saved (N,T,5H), slopes (N,T,3H), gy (N,T,H), gh_n (N,H),
 // mask (N,T) -> dx (N,T,I), dw_ih (3H,I), dw_hh (3H,H), dbias (4H), dh0 (N,H)
-void CudaBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih, const Tensor& w_hh,
-                               const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* gy,
-                               const Tensor* gh_n, const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih,
-                               Tensor* dw_hh, Tensor* dbias, Tensor& dh0, DrawKey key) {
+void CudaBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih,
+                               const Tensor& w_hh, const Tensor& xh, const Tensor& saved,
+                               const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* mask,
+                               bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias,
+                               Tensor& dh0, DrawKey key) {
   using namespace recurrent;
   const char* op = "gru_backward";
   OpScope scope(op);
@@ -169,24 +171,24 @@ void CudaBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, con
       const int64_t t = step_time(k, T, reverse);
       const DrawKey step = recurrent_step_key(key, t);
       with_arith(p.out, step, [&](auto a) {
-        launch_each("gru_cell_grad_kernel", gru_cell_grad_kernel<decltype(a)>, N * H, a, fns, sm, data_or_null(gyc),
-                    view_of(sc).data, data_or_null(slc), static_cast<const float*>(dh), view_of(dd).data,
-                    view_of(operand).data, view_of(dg).data, N, T, H, t);
+        launch_each("gru_cell_grad_kernel", gru_cell_grad_kernel<decltype(a)>, N * H, a, fns, sm,
+                    data_or_null(gyc), view_of(sc).data, data_or_null(slc), static_cast<const float*>(dh),
+                    view_of(dd).data, view_of(operand).data, view_of(dg).data, N, T, H, t);
       });
       // The reduction over the gate units (r, z, n) of [da_r, da_z, da_nh] x W_hh.
       gemm(p, operand, whh, nullptr, dh_gates, site_key(step, gru_site::kGemmH));
       with_arith(p.out, step, [&](auto a) {
         launch_each("gru_dh_prev_kernel", gru_dh_prev_kernel<decltype(a)>, N * H, a, sm,
-                    static_cast<const float*>(view_of(dh_gates).data), static_cast<const float*>(view_of(dd).data),
-                    dh, N, H, t);
+                    static_cast<const float*>(view_of(dh_gates).data),
+                    static_cast<const float*>(view_of(dd).data), dh, N, H, t);
       });
     }
   }
   const SequenceGrads sg{*this, p, d, key};
   const Tensor rows = dg.view({N * T, G});
-  const ColumnRange input_units[] = {{0, W}};                  // da_r, da_z, da_n
+  const ColumnRange input_units[] = {{0, W}};                   // da_r, da_z, da_n
   const ColumnRange hidden_units[] = {{0, 2 * H}, {3 * H, H}};  // da_r, da_z, da_nh
-  sg.input(rows, W, w_ih, dx);  // [da_r, da_z, da_n] x W_ih
+  sg.input(rows, W, w_ih, dx);                                  // [da_r, da_z, da_n] x W_ih
   sg.weight(rows, input_units, 1, xhc, false, dw_ih);
   sg.weight(rows, hidden_units, 2, xhc, true, dw_hh);
   sg.bias(rows, dbias);

@@ -17,9 +17,9 @@ using recurrent::StepMask;
 // (as the CPU copies them); a step that is not valid leaves h, c, y, saved and
 // slopes as they are.
 template <class A>
-__global__ void lstm_cell_kernel(A arith, GateFunctions fns, StepMask mask, const float* pre, float* preact, float* h,
-                                 float* c, float* y, float* saved, float* slopes, int64_t N, int64_t T, int64_t H,
-                                 int64_t t) {
+__global__ void lstm_cell_kernel(A arith, GateFunctions fns, StepMask mask, const float* pre, float* preact,
+                                 float* h, float* c, float* y, float* saved, float* slopes, int64_t N,
+                                 int64_t T, int64_t H, int64_t t) {
   const int64_t G = 4 * H;
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     const int64_t n = e / H, j = e % H, row = n * T + t;
@@ -30,8 +30,8 @@ __global__ void lstm_cell_kernel(A arith, GateFunctions fns, StepMask mask, cons
     A a = arith;
     a.at(static_cast<uint64_t>(e));
     float c_next;
-    h[e] = lstm_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next, saved + row * 6 * H + j, H,
-                             slopes ? slopes + row * 5 * H + j : nullptr);
+    h[e] = lstm_cell_forward(a, fns, pr[0], pr[H], pr[2 * H], pr[3 * H], c[e], &c_next,
+                             saved + row * 6 * H + j, H, slopes ? slopes + row * 5 * H + j : nullptr);
     c[e] = c_next;
     y[row * H + j] = h[e];
   }
@@ -43,9 +43,9 @@ __global__ void lstm_cell_kernel(A arith, GateFunctions fns, StepMask mask, cons
 // operand. A step that is not valid leaves dg at zero (step_dg: zeros) and dh,
 // dc as they are.
 template <class A>
-__global__ void lstm_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, const float* gy, const float* saved,
-                                      const float* slopes, float* dh, float* dc, float* dg, float* step_dg, int64_t N,
-                                      int64_t T, int64_t H, int64_t t) {
+__global__ void lstm_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask, const float* gy,
+                                      const float* saved, const float* slopes, float* dh, float* dc,
+                                      float* dg, float* step_dg, int64_t N, int64_t T, int64_t H, int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     const int64_t n = e / H, j = e % H, row = n * T + t;
     float* sd = step_dg + n * 4 * H + j;
@@ -57,14 +57,15 @@ __global__ void lstm_cell_grad_kernel(A arith, GateFunctions fns, StepMask mask,
     a.at(static_cast<uint64_t>(e));
     const float dh_total = gy ? a.add(gy[row * H + j], dh[e], lstm_site::kDh) : dh[e];
     float* g = dg + row * 4 * H + j;
-    dc[e] = lstm_cell_backward(a, fns, saved + row * 6 * H + j, slopes ? slopes + row * 5 * H + j : nullptr, H,
-                               dh_total, dc[e], g);
+    dc[e] = lstm_cell_backward(a, fns, saved + row * 6 * H + j, slopes ? slopes + row * 5 * H + j : nullptr,
+                               H, dh_total, dc[e], g);
     sd[0] = g[0], sd[H] = g[H], sd[2 * H] = g[2 * H], sd[3 * H] = g[3 * H];
   }
 }
 
 // dh[e] = the step's reduction dh_gates[e] where step t of the unit's sequence is valid.
-__global__ void lstm_carry_kernel(StepMask mask, const float* dh_gates, float* dh, int64_t N, int64_t H, int64_t t) {
+__global__ void lstm_carry_kernel(StepMask mask, const float* dh_gates, float* dh, int64_t N, int64_t H,
+                                  int64_t t) {
   EMU_GRID_STRIDE_LOOP(e, N * H) {
     if (mask.valid(e / H, t)) dh[e] = dh_gates[e];
   }
@@ -74,11 +75,11 @@ __global__ void lstm_carry_kernel(StepMask mask, const float* dh_gates, float* d
 
 // x (N,T,I), h0, c0 (N,H), w_ih (4H,I), w_hh (4H,H), bias (4H), mask (N,T) -> y (N,T,H), h_n, c_n (N,H),
 // xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), preact (N,T,4H)
-void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act, const Tensor& x,
-                               const Tensor& h0, const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh,
-                               const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,
-                               Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact,
-                               DrawKey key) {
+void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, const Format& act,
+                               const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
+                               const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse,
+                               Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,
+                               Tensor* preact, DrawKey key) {
   using namespace recurrent;
   const char* op = "lstm_forward";
   OpScope scope(op);
@@ -107,12 +108,13 @@ void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, con
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = step_time(k, T, reverse);
     const DrawKey step = recurrent_step_key(key, t);
-    fill_operand_rows(act, step, lstm_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data, view_of(rows).data);
+    fill_operand_rows(act, step, lstm_site::kReadH, d, view_of(xc).data, t, h, view_of(xh).data,
+                      view_of(rows).data);
     // (N rows of xh at step t) x (K, 4H): input features, then hidden features, then the bias.
     gemm(p, rows, w, bias ? &bc : nullptr, pre, site_key(step, lstm_site::kGates));
     with_arith(p.out, step, [&](auto a) {
-      launch_each("lstm_cell_kernel", lstm_cell_kernel<decltype(a)>, N * H, a, fns, sm, view_of(pre).data, pa, h, c,
-                  view_of(y).data, view_of(saved).data, slp, N, T, H, t);
+      launch_each("lstm_cell_kernel", lstm_cell_kernel<decltype(a)>, N * H, a, fns, sm, view_of(pre).data, pa,
+                  h, c, view_of(y).data, view_of(saved).data, slp, N, T, H, t);
     });
   }
 }
@@ -120,10 +122,11 @@ void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, con
 // w_ih (4H,I), w_hh (4H,H), xh (N,T,I+H), saved (N,T,6H), slopes (N,T,5H), gy (N,T,H), gh_n, gc_n (N,H),
 // mask (N,T) -> dx (N,T,I), dw_ih (4H,I), dw_hh (4H,H), dbias (4H), dh0, dc0 (N,H)
 void CudaBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, const Tensor& w_ih,
-                                const Tensor& w_hh, const Tensor& xh, const Tensor& saved, const Tensor* slopes,
-                                const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask,
-                                bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0,
-                                Tensor& dc0, DrawKey key) {
+                                const Tensor& w_hh, const Tensor& xh, const Tensor& saved,
+                                const Tensor* slopes, const Tensor* gy, const Tensor* gh_n,
+                                const Tensor* gc_n, const Tensor* mask, bool reverse, Tensor* dx,
+                                Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0,
+                                DrawKey key) {
   using namespace recurrent;
   const char* op = "lstm_backward";
   OpScope scope(op);
@@ -163,13 +166,14 @@ void CudaBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, co
       const int64_t t = step_time(k, T, reverse);
       const DrawKey step = recurrent_step_key(key, t);
       with_arith(p.out, step, [&](auto a) {
-        launch_each("lstm_cell_grad_kernel", lstm_cell_grad_kernel<decltype(a)>, N * H, a, fns, sm, data_or_null(gyc),
-                    view_of(sc).data, data_or_null(slc), dh, dc, view_of(dg).data, view_of(step_dg).data, N, T, H, t);
+        launch_each("lstm_cell_grad_kernel", lstm_cell_grad_kernel<decltype(a)>, N * H, a, fns, sm,
+                    data_or_null(gyc), view_of(sc).data, data_or_null(slc), dh, dc, view_of(dg).data,
+                    view_of(step_dg).data, N, T, H, t);
       });
       // dh_{t-1} = dg[:, t] (N, 4H) x W_hh (4H, H): a reduction over the gate units.
       gemm(p, step_dg, whh, nullptr, dh_gates, site_key(step, lstm_site::kGemmH));
-      launch_each("lstm_carry_kernel", lstm_carry_kernel, N * H, sm, static_cast<const float*>(view_of(dh_gates).data),
-                  dh, N, H, t);
+      launch_each("lstm_carry_kernel", lstm_carry_kernel, N * H, sm,
+                  static_cast<const float*>(view_of(dh_gates).data), dh, N, H, t);
     }
   }
   const SequenceGrads sg{*this, p, d, key};

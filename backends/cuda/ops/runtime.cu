@@ -1,8 +1,8 @@
-#include "backends/cuda/ops/runtime.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+
+#include "backends/cuda/ops/runtime.h"
 
 #if EMU_CUDA_ON_GPU
 #include <cuda_runtime.h>
@@ -37,8 +37,9 @@ bool device_available(std::string* reason) {
   const cudaError_t status = cudaGetDeviceCount(&n);
   if (status != cudaSuccess || n == 0) {
     if (reason)
-      *reason = status != cudaSuccess ? std::string("no CUDA GPU visible (") + cudaGetErrorString(status) + ")"
-                                      : "no CUDA GPU visible";
+      *reason = status != cudaSuccess
+                    ? std::string("no CUDA GPU visible (") + cudaGetErrorString(status) + ")"
+                    : "no CUDA GPU visible";
     return false;
   }
   return true;
@@ -51,9 +52,9 @@ std::string device_description() {
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
-  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + "), driver " +
-         std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) + ", runtime " +
-         std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+         "), driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+         ", runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
 }
 
 gpu::Stream stream() {
@@ -71,7 +72,9 @@ void* raw_alloc(size_t bytes) {
   return p;
 }
 void raw_free(void* ptr) { cudaFree(ptr); }  // never throws: called from destructors
-void zero_fill(void* ptr, size_t bytes) { check(cudaMemsetAsync(ptr, 0, bytes, stream()), "cudaMemsetAsync"); }
+void zero_fill(void* ptr, size_t bytes) {
+  check(cudaMemsetAsync(ptr, 0, bytes, stream()), "cudaMemsetAsync");
+}
 void copy_to_device(void* dst, const void* host, size_t bytes) {
   check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, stream()), "cudaMemcpyAsync H2D");
   synchronize();  // the host buffer may be gone when the call returns

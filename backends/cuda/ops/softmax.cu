@@ -32,8 +32,8 @@ __global__ void row_max_kernel(const float* x, float* m, int64_t rows, int64_t C
 
 // d = R_out(x - m) into y (kept for log-softmax), e = R_out(exp(d)) into e; per element.
 template <class A>
-__global__ void shifted_exp_kernel(A arith, FunctionApprox exp, const float* x, const float* m, float* y, float* e,
-                                   int64_t n, int64_t C) {
+__global__ void shifted_exp_kernel(A arith, FunctionApprox exp, const float* x, const float* m, float* y,
+                                   float* e, int64_t n, int64_t C) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     A a = arith;
     a.at(static_cast<uint64_t>(i));
@@ -46,10 +46,12 @@ __global__ void shifted_exp_kernel(A arith, FunctionApprox exp, const float* x, 
 // Row r's sum s = sum_j e[r, j] (site kSum), then stat[r] = s (softmax) or
 // l = R_out(log(s)) (log-softmax, the row's rounding at index r); one thread per row.
 template <class A>
-__global__ void row_sum_kernel(A arith, MacRounding sum, bool native, bool log, const float* e, const float* ones,
-                               double* stat, int64_t rows, int64_t C, int chunk, DrawKey key) {
+__global__ void row_sum_kernel(A arith, MacRounding sum, bool native, bool log, const float* e,
+                               const float* ones, double* stat, int64_t rows, int64_t C, int chunk,
+                               DrawKey key) {
   EMU_GRID_STRIDE_LOOP(r, rows) {
-    const double s = row_sum(sum, native, e + r * C, ones, C, row_draws(key, softmax_site::kSum, r, C, chunk));
+    const double s =
+        row_sum(sum, native, e + r * C, ones, C, row_draws(key, softmax_site::kSum, r, C, chunk));
     if (log) {
       A a = arith;
       a.at(static_cast<uint64_t>(r));
@@ -62,8 +64,8 @@ __global__ void row_sum_kernel(A arith, MacRounding sum, bool native, bool log, 
 
 // y = R_out(d - l) (log-softmax, d in y) or R_out(e / s) (softmax); per element.
 template <class A>
-__global__ void softmax_result_kernel(A arith, bool log, const float* e, const double* stat, float* y, int64_t n,
-                                      int64_t C) {
+__global__ void softmax_result_kernel(A arith, bool log, const float* e, const double* stat, float* y,
+                                      int64_t n, int64_t C) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     A a = arith;
     a.at(static_cast<uint64_t>(i));
@@ -74,9 +76,9 @@ __global__ void softmax_result_kernel(A arith, bool log, const float* e, const d
 
 // Backward, row r's reduction (site kReduce): S = sum_j gy[r, j] (log-softmax,
 // in format g) or dot = sum_j gy[r, j] y[r, j] (softmax); one thread per row.
-__global__ void backward_reduce_kernel(MacRounding sum, bool fast_sum, MacRounding dot, bool fast_dot, bool log,
-                                       const float* y, const float* gy, const float* ones, float* stat, int64_t rows,
-                                       int64_t C, int chunk, DrawKey key) {
+__global__ void backward_reduce_kernel(MacRounding sum, bool fast_sum, MacRounding dot, bool fast_dot,
+                                       bool log, const float* y, const float* gy, const float* ones,
+                                       float* stat, int64_t rows, int64_t C, int chunk, DrawKey key) {
   EMU_GRID_STRIDE_LOOP(r, rows) {
     const RowDraws draws = row_draws(key, softmax_site::kReduce, r, C, chunk);
     const float* gr = gy + r * C;
@@ -87,8 +89,8 @@ __global__ void backward_reduce_kernel(MacRounding sum, bool fast_sum, MacRoundi
 
 // gx from y, gy and the row's S or dot; per element.
 template <class A>
-__global__ void softmax_grad_kernel(A arith, bool log, const float* y, const float* gy, const float* stat, float* gx,
-                                    int64_t n, int64_t C) {
+__global__ void softmax_grad_kernel(A arith, bool log, const float* y, const float* gy, const float* stat,
+                                    float* gx, int64_t n, int64_t C) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     A a = arith;
     a.at(static_cast<uint64_t>(i));
@@ -105,8 +107,8 @@ void check_rows(const char* op, const Tensor& a, const Tensor& b) {
 
 // The forward's four launches under arithmetic A (Fp32Arith or ElementArith).
 template <class A>
-void forward(A a, const MacPolicy& p, bool log, bool native, const FunctionApprox& exp, const float* x, float* y,
-             int64_t rows, int64_t C, DrawKey key) {
+void forward(A a, const MacPolicy& p, bool log, bool native, const FunctionApprox& exp, const float* x,
+             float* y, int64_t rows, int64_t C, DrawKey key) {
   const int64_t n = rows * C;
   const Tensor m = Tensor::zeros({rows}, Device::Cuda);
   const Tensor e = Tensor::zeros({rows, C}, Device::Cuda);
@@ -140,13 +142,15 @@ void CudaBackend::softmax_forward_fn(const MacPolicy& p, bool log, const Functio
   const float* xp = contiguous_data(xc, "x");
   float* yp = contiguous_data(y, "y");
   const bool native = native_sum(p);
-  if (native && is_plain_fp32(p.out)) forward(Fp32Arith{}, p, log, true, exp, xp, yp, rows, C, key);
-  else forward(ElementArith(p.out, key.seed, key.stream), p, log, native, exp, xp, yp, rows, C, key);
+  if (native && is_plain_fp32(p.out))
+    forward(Fp32Arith{}, p, log, true, exp, xp, yp, rows, C, key);
+  else
+    forward(ElementArith(p.out, key.seed, key.stream), p, log, native, exp, xp, yp, rows, C, key);
 }
 
 // y, gy: (rows, C) -> gx: (rows, C)
-void CudaBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy, Tensor& gx,
-                                   DrawKey key) {
+void CudaBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy,
+                                   Tensor& gx, DrawKey key) {
   OpScope scope("softmax_backward");
   check_rows("softmax_backward", y, gy);
   check_rows("softmax_backward", y, gx);
@@ -166,10 +170,11 @@ void CudaBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y
               native_sum(p) && is_plain_fp32(p.out), MacRounding(dot_policy), native_dot(p), log, yp, gp,
               contiguous_data(ones, "ones"), sp, rows, C, p.chunk, key);
   if (is_plain_fp32(p.out))
-    launch_each("softmax_grad_kernel", softmax_grad_kernel<Fp32Arith>, n, Fp32Arith{}, log, yp, gp, sp, out, n, C);
+    launch_each("softmax_grad_kernel", softmax_grad_kernel<Fp32Arith>, n, Fp32Arith{}, log, yp, gp, sp, out,
+                n, C);
   else
-    launch_each("softmax_grad_kernel", softmax_grad_kernel<ElementArith>, n, ElementArith(p.out, key.seed, key.stream),
-                log, yp, gp, sp, out, n, C);
+    launch_each("softmax_grad_kernel", softmax_grad_kernel<ElementArith>, n,
+                ElementArith(p.out, key.seed, key.stream), log, yp, gp, sp, out, n, C);
 }
 
 }  // namespace emu::EMU_CUDA_NS

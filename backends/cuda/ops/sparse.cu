@@ -76,7 +76,8 @@ __global__ void spmm_kernel(MacPolicy p, SpmmArgs s) {
       }
     }
     for (int64_t q = 0; q < K; ++q)
-      mac_step(p, state, K, q, s.values[begin + q], s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j], draw);
+      mac_step(p, state, K, q, s.values[begin + q], s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j],
+               draw);
     s.c[o] = static_cast<float>(mac_finish(p, state, K, s.bias ? s.bias + j : nullptr, draw));
   }
 }
@@ -108,8 +109,8 @@ int64_t max_row_entries(const CsrMatrix& a) {
 
 // c = a b (+ bias) for a matrix whose structure is `a` and whose values are
 // the device array `values`; b (a.cols, n) any view, c (a.rows, n) contiguous.
-void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, const Tensor& b, const Tensor* bias,
-              Tensor& c, DrawKey key) {
+void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, const Tensor& b,
+              const Tensor* bias, Tensor& c, DrawKey key) {
   float* cp = contiguous_data(c, "c");
   const int64_t n = b.dim(1);
   if (a.rows == 0 || n == 0) return;
@@ -119,10 +120,19 @@ void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, 
   const Upload<int64_t> row_ptr(a.row_ptr);
   const Upload<int32_t> col_idx(a.col_idx);
   const bool count = split_stats_counted(p);  // core/split_stats.h
-  std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(4) : nullptr);
-  const SpmmArgs s{row_ptr.get(), col_idx.get(), values, contiguous_data(bc, "b"),
-                   bias ? contiguous_data(bias_c, "bias") : nullptr, cp, a.rows, n, key,
-                   mac_site_count(max_row_entries(a), p.chunk), count ? counts->get() : nullptr};
+  std::unique_ptr<DeviceArray<unsigned long long>> counts(count ? new DeviceArray<unsigned long long>(4)
+                                                                : nullptr);
+  const SpmmArgs s{row_ptr.get(),
+                   col_idx.get(),
+                   values,
+                   contiguous_data(bc, "b"),
+                   bias ? contiguous_data(bias_c, "bias") : nullptr,
+                   cp,
+                   a.rows,
+                   n,
+                   key,
+                   mac_site_count(max_row_entries(a), p.chunk),
+                   count ? counts->get() : nullptr};
   launch_each("spmm_kernel", spmm_kernel, a.rows * n, p, s);
   if (count) {
     unsigned long long h[4];
@@ -151,12 +161,14 @@ void CudaBackend::spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, 
 }
 
 // a (R x K CSR), b (R, N) -> c (K, N) = a^T b
-void CudaBackend::spmm_transposed(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, Tensor& c, DrawKey key) {
+void CudaBackend::spmm_transposed(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, Tensor& c,
+                                  DrawKey key) {
   OpScope scope("spmm_transposed");
   csr_validate(a, "spmm_transposed: a");
   if (b.ndim() != 2 || b.dim(0) != a.rows || c.ndim() != 2 || c.dim(0) != a.cols || c.dim(1) != b.dim(1))
-    throw std::invalid_argument(fmt::format("spmm_transposed: a^T with a {} x {} (CSR) x b {} -> c {}", a.rows,
-                                            a.cols, shape_string(b.shape()), shape_string(c.shape())));
+    throw std::invalid_argument(fmt::format("spmm_transposed: a^T with a {} x {} (CSR) x b {} -> c {}",
+                                            a.rows, a.cols, shape_string(b.shape()),
+                                            shape_string(c.shape())));
   const Tensor values = a.values.contiguous();
   const float* vp = contiguous_data(values, "a.values");
   // The transpose's structure on the host; its values (undefined in t for a

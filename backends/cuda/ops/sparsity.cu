@@ -24,21 +24,29 @@ namespace {
 __global__ void nm_keys_kernel(NmScoreSource score, const float* s, uint64_t* keys, int64_t n, DrawKey key) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     switch (score) {
-      case NmScoreSource::Magnitude: keys[i] = nm_magnitude_key(s[i]); break;
-      case NmScoreSource::Given: keys[i] = nm_float_key(s[i]); break;
-      case NmScoreSource::Random: keys[i] = nm_random_key(key.seed, key.stream, static_cast<uint64_t>(i)); break;
+      case NmScoreSource::Magnitude:
+        keys[i] = nm_magnitude_key(s[i]);
+        break;
+      case NmScoreSource::Given:
+        keys[i] = nm_float_key(s[i]);
+        break;
+      case NmScoreSource::Random:
+        keys[i] = nm_random_key(key.seed, key.stream, static_cast<uint64_t>(i));
+        break;
     }
   }
 }
 
 // mask[i] = 1 if element i (element k of row r) is kept in its group of M, else 0.
-__global__ void nm_select_kernel(ReadLayout l, int n_keep, int m, const uint64_t* keys, float* mask, int64_t n) {
+__global__ void nm_select_kernel(ReadLayout l, int n_keep, int m, const uint64_t* keys, float* mask,
+                                 int64_t n) {
   EMU_GRID_STRIDE_LOOP(i, n) {
     const int64_t plane = l.len * l.inner;
     const int64_t o = i / plane, k = (i % plane) / l.inner, r = o * l.inner + i % l.inner;
     const int64_t g0 = k / m * m;
     const int size = static_cast<int>(l.len - g0 < m ? l.len - g0 : m);
-    const bool keep = nm_keeps([&](int q) { return keys[l.index(r, g0 + q)]; }, size, static_cast<int>(k - g0), n_keep);
+    const bool keep =
+        nm_keeps([&](int q) { return keys[l.index(r, g0 + q)]; }, size, static_cast<int>(k - g0), n_keep);
     mask[i] = keep ? 1.0f : 0.0f;
   }
 }
@@ -60,11 +68,11 @@ void CudaBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, Draw
   const ReadLayout& l = p.layout;
   // The CPU's checks and messages (backends/cpu/sparsity_ops.cpp).
   if (p.n < 1 || p.m < 1 || p.m > kNmMaxGroup)
-    throw std::invalid_argument(fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n,
-                                            p.m, kNmMaxGroup));
+    throw std::invalid_argument(
+        fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n, p.m, kNmMaxGroup));
   if (l.len <= 0 || l.outer < 0 || l.inner <= 0 || l.numel() != s.numel())
-    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements", l.outer,
-                                            l.len, l.inner, s.numel()));
+    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements",
+                                            l.outer, l.len, l.inner, s.numel()));
   if (mask.numel() != s.numel() || !mask.is_contiguous())
     throw std::invalid_argument(fmt::format("nm_mask: mask of shape {} for scores of shape {} (contiguous)",
                                             shape_string(mask.shape()), shape_string(s.shape())));
@@ -76,15 +84,17 @@ void CudaBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, Draw
   float* mp = contiguous_data(mask, "mask");
   DeviceArray<uint64_t> keys(static_cast<size_t>(n));
   launch_each("nm_keys_kernel", nm_keys_kernel, n, p.score, sp, keys.get(), n, key);
-  launch_each("nm_select_kernel", nm_select_kernel, n, l, p.n, p.m, static_cast<const uint64_t*>(keys.get()), mp, n);
+  launch_each("nm_select_kernel", nm_select_kernel, n, l, p.n, p.m, static_cast<const uint64_t*>(keys.get()),
+              mp, n);
 }
 
 // x, mask (same numel, any views) -> y (contiguous; may be x)
 void CudaBackend::apply_mask(const Tensor& x, const Tensor& mask, Tensor& y) {
   OpScope scope("apply_mask");
   if (x.numel() != mask.numel() || y.numel() != x.numel() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)", shape_string(x.shape()),
-                                            shape_string(mask.shape()), shape_string(y.shape())));
+    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)",
+                                            shape_string(x.shape()), shape_string(mask.shape()),
+                                            shape_string(y.shape())));
   const int64_t n = x.numel();
   if (n == 0) return;
   // Views are read from contiguous copies, as the CPU reads them: y may be x
