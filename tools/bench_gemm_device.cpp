@@ -1,7 +1,8 @@
 // `emutrain bench gemm --device cuda|cuda-host`: the CUDA backend's gemm op
 // (backends/cuda/ops/gemm.cu) on device tensors under the policies of the CPU
-// bench, next to cuBLAS SGEMM with TF32 off timed in the same run (cuda), with
-// the issue-16 targets printed beside each ratio.
+// bench, next to cuBLAS SGEMM with TF32 off timed in the same run (cuda; cuBLAS
+// is loaded from the machine at run time and the file is named), with the
+// targets of docs/cuda_kernels.md printed beside each ratio.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -92,23 +93,33 @@ int run_bench_gemm_device(const BenchGemmOptions& opts, std::ostream& out) {
 
   double blas = 0;
 #ifdef EMUTRAIN_HAVE_CUDA
-  if (device == "cuda") blas = cuda::time_cublas_sgemm(M, N, K, A.data(), B.data(), min_time).best;
+  if (device == "cuda") {
+    const cuda::CublasTiming t = cuda::time_cublas_sgemm(M, N, K, A.data(), B.data(), min_time);
+    if (t.found) {
+      blas = t.best;
+      out << "cuBLAS: " << t.library << "\n";
+    } else {
+      out << t.library << "; the ratios are left out\n";
+    }
+  }
 #endif
+  // Targets: docs/cuda_kernels.md (the slowest time allowed, as a multiple of cuBLAS's).
   const std::vector<DeviceCase> cases = {
-      {"fp32 / acc fp32 (pass-through)", "fp32", "fp32", false, 2.0, "<= 2x (>= 0.5x cuBLAS throughput)"},
+      {"fp32 / acc fp32 (pass-through)", "fp32", "fp32", false, 2.5, "<= 2.5x (>= 0.4x cuBLAS throughput)"},
       {"mul e6m6 / acc fp32", "e6m6", "fp32", false, 0, ""},
-      {"bf16 / acc fp32", "bf16", "fp32", false, 8.0, "<= 8x"},
+      {"bf16 / acc fp32", "bf16", "fp32", false, 6.0, "<= 6x"},
       {"bf16 / acc bf16", "bf16", "bf16", false, 0, ""},
-      {"e6m6 / acc e6m6", "e6m6", "e6m6", false, 15.0, "<= 15x"},
-      {"posit16_1 / acc posit16_1", "posit16_1", "posit16_1", false, 40.0, "<= 40x"},
+      {"e6m6 / acc e6m6", "e6m6", "e6m6", false, 20.0, "<= 20x"},
+      {"posit16_1 / acc fp32", "posit16_1", "fp32", false, 60.0, "<= 60x"},
+      {"posit16_1 / acc posit16_1", "posit16_1", "posit16_1", false, 0, ""},
       {"int8 / acc int32 (*)", "exact", "int32", true, 0, ""},
   };
   out << fmt::format("\n{:<34} {:>10} {:>9} {:>10}  {}\n", "policy (mul / acc, out fp32)", "best ms",
-                     "GMAC/s", "vs cuBLAS", "issue-16 target");
+                     "GMAC/s", "vs cuBLAS", "target");
   if (blas > 0)
     out << fmt::format("{:<34} {:>10.3f} {:>9.1f} {:>10}\n", "cuBLAS SGEMM (fp32, TF32 off)", blas * 1e3,
                        macs / blas * 1e-9, "1x");
-  else
+  else if (device == "cuda-host")
     out << "(no native baseline on cuda-host: the host executor runs the kernels on the CPU)\n";
   for (const DeviceCase& c : cases) {
     const MacPolicy p = bench_gemm_policy(c.mul, c.acc);

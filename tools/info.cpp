@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "core/backend.h"
 #include "data/registry.h"
@@ -71,8 +72,13 @@ int run_info(std::ostream& out) {
   out << "devices\n";
   out << "  cpu: the reference backend (every op, every format)\n";
 #ifdef EMUTRAIN_HAVE_CUDA
-  const int n = cuda_device_count();
-  out << fmt::format("  cuda: {} device{} visible\n", n, n == 1 ? "" : "s");
+  const std::vector<GpuInfo> gpus = cuda_devices();
+  out << fmt::format("  cuda: {} device{} visible; this binary has code for CUDA architectures {}\n",
+                     gpus.size(), gpus.size() == 1 ? "" : "s", cuda_architectures_built());
+  for (const GpuInfo& g : gpus)
+    out << fmt::format("    GPU {}: {}, compute capability {}.{}, {:.1f} GiB: {}\n", g.index, g.name, g.major,
+                       g.minor, static_cast<double>(g.memory) / (1 << 30),
+                       g.has_code ? "this binary runs on it" : missing_code_message(g));
 #else
   out << "  cuda: unavailable in this build\n";
 #endif

@@ -6,6 +6,8 @@
 
 #if EMU_CUDA_ON_GPU
 #include <cuda_runtime.h>
+
+#include "backends/cuda/device_query.h"
 #endif
 
 namespace emu::EMU_CUDA_NS {
@@ -42,6 +44,15 @@ bool device_available(std::string* reason) {
                     : "no CUDA GPU visible";
     return false;
   }
+  // A binary without code for this GPU would fail at the first launch with "no kernel image is
+  // available"; say which GPU, which architectures were built and how to build for it instead.
+  int device = 0;
+  cudaGetDevice(&device);
+  for (const GpuInfo& gpu : cuda_devices())
+    if (gpu.index == device && !gpu.has_code) {
+      if (reason) *reason = missing_code_message(gpu);
+      return false;
+    }
   return true;
 }
 
