@@ -1,6 +1,6 @@
 # Approximate multipliers (docs/approx_mul.md): tables against their models,
 # special values, the example plugin, layers and training under `mul: lut:...`.
-emutrain_test(test_approx_mul SOURCES test_approx_mul.cpp LABELS numerics)
+emutrain_test(test_approx_mul SOURCES test_approx_mul.cpp LABELS numerics OPTIMIZED)
 
 # The example plugin, built as a loadable module the layer test dlopen()s.
 add_library(approx_mul_plugin MODULE ${PROJECT_SOURCE_DIR}/examples/approx_mul_plugin/mitchell_plugin.c)

@@ -4,6 +4,7 @@ emutrain_test(test_attention SOURCES test_attention.cpp LIBS emutrain_engine emu
 # The training runs, one CTest entry per model so that each stays well under 20 s.
 add_executable(test_copy_task test_copy_task.cpp)
 target_link_libraries(test_copy_task PRIVATE emutrain_numerics Catch2::Catch2WithMain emutrain_engine)
+emutrain_quick_compile(test_copy_task)
 add_test(NAME test_copy_task_encoder COMMAND test_copy_task "[encoder]")
 add_test(NAME test_copy_task_decoder COMMAND test_copy_task "[decoder]")
 set_tests_properties(test_copy_task_encoder test_copy_task_decoder PROPERTIES LABELS train)

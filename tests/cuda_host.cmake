@@ -5,12 +5,15 @@ emutrain_test(test_cuda_host_training SOURCES test_cuda_host_training.cpp LIBS e
 
 # The five recipes (and the GCN's and CRNN's variants) on cuda-host against the
 # CPU, step by step, with resumes across backends (tests/test_cuda_host_recipes.cpp).
-# One ctest per model so that ctest -j runs them side by side.
+# One ctest per model so that ctest -j runs them side by side. They are the long
+# tier (label `long`: tools/long_tests.sh and CI run them; README.md): the kernels
+# they run are each checked op by op by validate_cuda_host in the default tier.
 add_executable(test_cuda_host_recipes test_cuda_host_recipes.cpp)
 target_link_libraries(test_cuda_host_recipes PRIVATE emutrain_numerics Catch2::Catch2WithMain emutrain_train
   emutrain_devices)
 target_compile_definitions(test_cuda_host_recipes PRIVATE EMUTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+emutrain_quick_compile(test_cuda_host_recipes)
 foreach(model lenet5 resnet18 transformer crnn gcn)
   add_test(NAME cuda_host_recipe_${model} COMMAND test_cuda_host_recipes "[${model}]")
-  set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes" TIMEOUT 1800)
+  set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes;long" TIMEOUT 1800)
 endforeach()

@@ -21,15 +21,15 @@ target_link_libraries(emutrain_reference PUBLIC ${EMUTRAIN_MPFR_LIB} ${EMUTRAIN_
 
 # Exhaustive: every code of every format of <= 8 bits; every pair of 8-bit codes.
 emutrain_test(test_codes_exhaustive SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_codes_exhaustive.cpp
-              LIBS emutrain_reference LABELS reference)
+              LIBS emutrain_reference LABELS reference OPTIMIZED)
 emutrain_test(test_pairs_8bit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pairs_8bit.cpp
-              LIBS emutrain_reference LABELS reference)
+              LIBS emutrain_reference LABELS reference OPTIMIZED)
 # Random: 10^6 cases per operation on 16-bit formats, plus wide (accumulator) formats.
 emutrain_test(test_random_16bit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_random_16bit.cpp
-              LIBS emutrain_reference LABELS reference)
+              LIBS emutrain_reference LABELS reference OPTIMIZED)
 # The reduction of docs/contract.md section 4.
 emutrain_test(test_mac SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mac.cpp
-              LIBS emutrain_reference LABELS reference)
+              LIBS emutrain_reference LABELS reference OPTIMIZED)
 # Stochastic rounding: exact decisions and Philox statistics.
 emutrain_test(test_stochastic SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stochastic.cpp
-              LIBS emutrain_reference LABELS reference)
+              LIBS emutrain_reference LABELS reference OPTIMIZED)

@@ -13,10 +13,11 @@ if(TARGET emutrain_devices)
   # The same under the executor's reverse and seeded random orders of threads and
   # blocks (docs/host_executor.md): a kernel whose result depends on the schedule
   # (a missing barrier, a race through shared or global memory) differs here.
+  # The long tier (label `long`, tools/long_tests.sh): CI runs it after the default one.
   foreach(order reverse random:1)
     string(REPLACE ":" "_" tag ${order})
     add_test(NAME validate_cuda_host_${tag} COMMAND emutrain validate --device cuda-host)
-    set_tests_properties(validate_cuda_host_${tag} PROPERTIES LABELS validate TIMEOUT 1800
+    set_tests_properties(validate_cuda_host_${tag} PROPERTIES LABELS "validate;long" TIMEOUT 1800
       ENVIRONMENT EMU_HOSTEXEC_ORDER=${order})
   endforeach()
 endif()

@@ -44,7 +44,7 @@ double cpu_seconds(clockid_t clock) {
 }
 
 // The 1-minute load average (other processes' demand for the cores), or -1.
-double load_average() {
+double load_average_1min() {
   std::ifstream in("/proc/loadavg");
   double one = -1;
   in >> one;
@@ -52,7 +52,7 @@ double load_average() {
 }
 
 // "0.52 0.31 0.20": the 1, 5 and 15-minute load averages.
-std::string load_averages() {
+std::string load_averages_text() {
   std::ifstream in("/proc/loadavg");
   double one = 0, five = 0, fifteen = 0;
   in >> one >> five >> fifteen;
@@ -189,7 +189,7 @@ int run_bench_quantize(const QuantizeArgs& args) {
   fmt::print("bench quantize: {} floats ({} in + {} out), up to {} thread{}, best of {}\n", n,
              byte_size(bytes / 2), byte_size(bytes / 2), threads, threads == 1 ? "" : "s", args.repeat);
   fmt::print("cpu: {}\n", cpu_description());
-  fmt::print("load average before: {} (1, 5, 15 min)\n", load_averages());
+  fmt::print("load average before: {} (1, 5, 15 min)\n", load_averages_text());
   fmt::print(
       "baseline: memcpy of the same array (one thread, glibc), timed alternately with each format;\n"
       "GB/s counts bytes read + written; cpu = CPU time / (wall time x threads) of the timed\n"
@@ -219,7 +219,7 @@ int run_bench_quantize(const QuantizeArgs& args) {
     // join() returns; give the last one that moment.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - row_cpu - copy_cpu;
-    const double load = load_average();
+    const double load = load_average_1min();
     rows.push_back({format_name(f), quantize_array_kernel(f), fmt::format("{}", row_threads),
                     fmt::format("{:.1f}", n / best * 1e-6), fmt::format("{:.2f}", bytes / best * 1e-9),
                     fmt::format("{:.2f}", bytes / best_copy * 1e-9),

@@ -64,15 +64,15 @@ NumericsPolicy parse_policy(const std::string& text) {
   return p;
 }
 
-struct Timing {
+struct AttentionTiming {
   double forward = 0, backward = 0;  // seconds per iteration, best run
   int runs = 0;
 };
 
 // One forward + backward of the block per run, after one untimed warm-up.
-Timing measure(TransformerEncoderBlock& block, const Tensor& x, const Tensor& gy, double min_time) {
+AttentionTiming measure(TransformerEncoderBlock& block, const Tensor& x, const Tensor& gy, double min_time) {
   using clock = std::chrono::steady_clock;
-  Timing t;
+  AttentionTiming t;
   t.forward = t.backward = 1e300;
   double total = 0;
   for (int run = -1; run < 2 || total < min_time; ++run) {
@@ -136,18 +136,18 @@ int run_bench_attention(const BenchAttentionOptions& o, std::ostream& out) {
   // Each policy is timed between two pass-through windows; "vs adjacent" compares it with their mean,
   // so that both see the same load.
   block.apply_numerics(NumericsPolicy());
-  Timing before = measure(block, x, gy, o.min_time / 2);
+  AttentionTiming before = measure(block, x, gy, o.min_time / 2);
   struct Row {
     std::string label;
-    Timing t;
+    AttentionTiming t;
     double base;  // adjacent pass-through seconds per iteration
   };
   std::vector<Row> rows;
   for (const auto& [label, policy] : policies) {
     block.apply_numerics(policy);
-    const Timing t = measure(block, x, gy, o.min_time);
+    const AttentionTiming t = measure(block, x, gy, o.min_time);
     block.apply_numerics(NumericsPolicy());
-    const Timing after = measure(block, x, gy, o.min_time / 2);
+    const AttentionTiming after = measure(block, x, gy, o.min_time / 2);
     rows.push_back({label, t, (before.forward + before.backward + after.forward + after.backward) / 2});
     before = after;
   }

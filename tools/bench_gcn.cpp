@@ -89,13 +89,13 @@ class Gcn : public Module {
   std::shared_ptr<Dropout> drop;
 };
 
-struct Timing {
+struct GcnTiming {
   int epochs = 0;
   double seconds = 0, best = 1e300, cpu_seconds = 0;
   float last_loss = 0;
 };
 
-Timing time_policy(const BenchGcnOptions& o, const Graph& g, const NumericsPolicy& policy) {
+GcnTiming time_policy(const BenchGcnOptions& o, const Graph& g, const NumericsPolicy& policy) {
   auto model = std::make_shared<Gcn>(o.features, o.hidden, o.classes);
   model->initialize(o.seed);
   model->apply_numerics(policy);
@@ -115,7 +115,7 @@ Timing time_policy(const BenchGcnOptions& o, const Graph& g, const NumericsPolic
     return loss.item();
   };
   epoch();  // warm-up: normalises and caches the adjacency, allocates
-  Timing t;
+  GcnTiming t;
   using clock = std::chrono::steady_clock;
   while (t.epochs < 5 || t.seconds < o.min_time) {
     const auto start = clock::now();
@@ -162,7 +162,7 @@ int run_bench_gcn(const BenchGcnOptions& o, std::ostream& out) {
   for (const Row& row : rows) {
     NumericsPolicy p;
     for (auto [k, v] : row.settings) p.set(k, v);
-    const Timing t = time_policy(o, g, p);
+    const GcnTiming t = time_policy(o, g, p);
     const double mean = t.seconds / t.epochs;
     const double cpu = t.cpu_seconds / t.epochs;
     if (base == 0) base = mean, base_cpu = cpu;

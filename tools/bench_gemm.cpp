@@ -68,7 +68,7 @@ void ensure_openblas_coretype(std::ostream& out) {
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on, the core name is printed below
 }
 
-struct Timing {
+struct GemmTiming {
   double best = 0;  // fastest run, seconds
   double mean = 0;  // total time / runs: the throughput sustained under the machine's load
   int runs = 0;
@@ -76,10 +76,10 @@ struct Timing {
 
 // Times `run` after one untimed warm-up: at least 3 runs and min_time seconds.
 template <class Run>
-Timing measure(double min_time, const Run& run) {
+GemmTiming measure(double min_time, const Run& run) {
   using clock = std::chrono::steady_clock;
   run();
-  Timing t;
+  GemmTiming t;
   t.best = 1e300;
   double total = 0;
   while (t.runs < 3 || total < min_time) {
@@ -172,11 +172,11 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   // time over windows of the same length right before and after the policy,
   // so that both see the same load.
   const double blas_window = o.min_time / 2;
-  Timing before = measure(blas_window, blas);
+  GemmTiming before = measure(blas_window, blas);
   double blas_best = before.best;
   struct Row {
     std::string label, path;
-    Timing t;
+    GemmTiming t;
     double blas_mean;
   };
   std::vector<Row> rows;
@@ -185,10 +185,10 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
     const float* a = c.int8 ? A8.data() : A.data();
     const float* b = c.int8 ? B8.data() : B.data();
     GemmPath path = GemmPath::Generic;
-    const Timing t = measure(c.generic ? 0.0 : o.min_time, [&] {
+    const GemmTiming t = measure(c.generic ? 0.0 : o.min_time, [&] {
       path = mac_gemm_run(p, a, K, b, N, C.data(), N, M, N, K, nullptr, GemmDraws{}, threads, c.generic);
     });
-    const Timing after = measure(blas_window, blas);
+    const GemmTiming after = measure(blas_window, blas);
     blas_best = std::min(blas_best, after.best);
     rows.push_back({c.label, gemm_path_name(path), t, (before.mean + after.mean) / 2});
     before = after;

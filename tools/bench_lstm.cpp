@@ -38,7 +38,7 @@ struct BenchLstmOptions {
   uint64_t seed = 1;
 };
 
-struct Timing {
+struct LstmTiming {
   double fwd = 1e300, total = 1e300;  // fastest runs, seconds
   double mean = 0;                    // mean forward + backward time
   int runs = 0;
@@ -76,7 +76,7 @@ int run_bench_lstm(const BenchLstmOptions& o, std::ostream& out) {
   const Tensor gy = random_input({o.n, o.t, o.h}, o.seed + 1);
   struct Row {
     std::string label;
-    Timing t;
+    LstmTiming t;
   };
   std::vector<Row> rows;
   for (const auto& [label, settings] : policies) {
@@ -87,7 +87,7 @@ int run_bench_lstm(const BenchLstmOptions& o, std::ostream& out) {
     lstm->apply_numerics(policy);
     Tensor xi = x.clone().set_requires_grad(true);
     using clock = std::chrono::steady_clock;
-    auto run = [&](Timing* t) {
+    auto run = [&](LstmTiming* t) {
       lstm->zero_grad();
       const auto t0 = clock::now();
       RecurrentOutput r = lstm->forward(xi);
@@ -103,7 +103,7 @@ int run_bench_lstm(const BenchLstmOptions& o, std::ostream& out) {
       ++t->runs;
     };
     run(nullptr);  // warm-up
-    Timing t;
+    LstmTiming t;
     while (t.runs < 3 || t.mean < o.min_time) run(&t);
     t.mean /= t.runs;
     rows.push_back({label, t});

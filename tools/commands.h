@@ -39,7 +39,8 @@ Runner add_registered_commands(CLI::App& parent, const std::string& group);
 #define EMU_CLI_CONCAT(a, b) EMU_CLI_CONCAT2(a, b)
 // EMU_COMMAND("train", add_train_command): `emutrain train`.
 #define EMU_COMMAND(name, add) \
-  static const ::emu::cli::CommandRegistrar EMU_CLI_CONCAT(emu_command_, __LINE__)("", name, add)
+  static const ::emu::cli::CommandRegistrar EMU_CLI_CONCAT(emu_command_, __COUNTER__)("", name, add)
 // EMU_BENCH_COMMAND("gemm", add_bench_gemm_command): `emutrain bench gemm`.
-#define EMU_BENCH_COMMAND(name, add) \
-  static const ::emu::cli::CommandRegistrar EMU_CLI_CONCAT(emu_bench_command_, __LINE__)("bench", name, add)
+#define EMU_BENCH_COMMAND(name, add)                                                                       \
+  static const ::emu::cli::CommandRegistrar EMU_CLI_CONCAT(emu_bench_command_, __COUNTER__)("bench", name, \
+                                                                                            add)

@@ -81,9 +81,9 @@ if [ $quick -eq 1 ]; then
   validate_sel=(--op gemm,softmax_forward,spmm --policy fp32,e6m6)
   sanitize_sel=(--op gemm,softmax_forward --policy fp32)
   gemm_args=(--m 24 --n 20 --k 28 --min-time 0)
-  resnet_args=(--steps 1 --warmup 0 --policy fp32 --no-profile --set model.width=2 --set data.batch_size=2
+  resnet_args=(--steps 1 --warmup 1 --policy fp32 --no-profile --set model.width=2 --set data.batch_size=2
                --set data.eval_batch_size=2)
-  gcn_args=(--steps 2 --warmup 0 --policy fp32 --no-profile)
+  gcn_args=(--steps 2 --warmup 1 --policy fp32 --no-profile)
   gcn_epochs=2
   torch_args=(--batch 2 --steps 1 --warmup 0 --device cpu)
   cifar_records=16
@@ -300,11 +300,11 @@ section() {  # title, log, lines to keep (grep pattern or "tail:N")
     esac
     echo "| $s | ${status[$s]:-not selected (--only)} | ${seconds[$s]:--} | ${budget[$s]} | $log |"
   done
-  section "emutrain info" "$facts" "tail:40"
+  section "GPU and build (nvidia-smi, emutrain info)" "$facts" '^GPU |^ *(GPU |cuda:|CUDA backend|CPU|\| *[0-9]+ +NVIDIA|\| NVIDIA-SMI)|^commit|^cuda:|^binary'
   section "validate --device $device" "$validate_log" "tail:60"
   section "compute-sanitizer" "$sanitizer_log" '^\$|ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY|cells:|timed out'
   section "bench gemm" "$gemm_log" "tail:30"
-  section "bench train (ResNet-18, GCN) and the GCN run" "$train_log" '^\$|samples/s|step|policy|epoch 2|epoch 200|test|timed out|rror'
+  section "bench train (ResNet-18, GCN) and the GCN run" "$train_log" "tail:150"
   [ -n "$gcn_s" ] && printf '\nGCN, %s epochs, device %s: %s s wall for the whole `emutrain train` (start-up, data, epochs, evaluation)\n' "$gcn_epochs" "$device" "$gcn_s"
   section "PyTorch ResNet-18 step (TF32 off)" "$torch_log" "tail:10"
   section "comm-check" "$nccl_log" "tail:10"

@@ -11,6 +11,8 @@ packages=(
   curl ca-certificates  # emutrain data fetch downloads with curl (or wget)
   python3               # the fetch tests serve files with Python's http.server
   clang-14 libclang-rt-14-dev llvm-14  # sanitizer build and libFuzzer targets (tools/sanitize_check.sh)
+  clang-format          # the layout check (ctest clang_format, tools/format.sh)
+  patchelf xz-utils     # the GPU bundle (tools/gpu_bundle.sh, docs/gpu.md)
 )
 
 missing=()

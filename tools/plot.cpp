@@ -48,7 +48,7 @@ struct PlotOptions {
 
 // A CSV file: header and rows of text cells (read by train/csv.h, so quoted
 // cells with commas, quotes and line breaks read back as written).
-struct Table {
+struct CsvTable {
   std::string path;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
@@ -67,7 +67,7 @@ struct Table {
   }
 };
 
-Table read_csv(const std::string& path) {
+CsvTable read_csv(const std::string& path) {
   std::vector<train::CsvRecord> records;
   try {
     records = train::read_csv_file(path);
@@ -75,7 +75,7 @@ Table read_csv(const std::string& path) {
     throw std::runtime_error(std::string("plot: ") + e.what());
   }
   if (records.empty()) throw std::runtime_error("plot: " + path + " is empty (expected a CSV header)");
-  Table t;
+  CsvTable t;
   t.path = path;
   t.header = std::move(records[0].fields);
   for (size_t i = 1; i < records.size(); ++i) {
@@ -131,7 +131,7 @@ std::vector<std::string> sorted_levels(std::vector<std::string> v) {
 }
 
 // --where filters (COLUMN=VALUE, all must hold).
-std::vector<const std::vector<std::string>*> filtered_rows(const Table& t,
+std::vector<const std::vector<std::string>*> filtered_rows(const CsvTable& t,
                                                            const std::vector<std::string>& where) {
   std::vector<std::pair<size_t, std::string>> conds;
   for (const std::string& w : where) {
@@ -152,14 +152,14 @@ std::vector<const std::vector<std::string>*> filtered_rows(const Table& t,
 }
 
 // The metric's column: as named, or aggregate.csv's mean_<metric>.
-size_t metric_column(const Table& t, const std::string& metric) {
+size_t metric_column(const CsvTable& t, const std::string& metric) {
   if (!t.has(metric) && t.has("mean_" + metric)) return t.col("mean_" + metric, "the metric");
   return t.col(metric, "the metric (--metric)");
 }
 
 // The sweep's axis columns: those before `seed` (results.csv, less `point`)
 // or before `runs` (aggregate.csv); none for other tables.
-std::vector<std::string> axis_columns(const Table& t) {
+std::vector<std::string> axis_columns(const CsvTable& t) {
   std::vector<std::string> axes;
   const char* stop = t.has("seed") ? "seed" : t.has("runs") ? "runs" : nullptr;
   if (!stop) return axes;
@@ -171,7 +171,7 @@ std::vector<std::string> axis_columns(const Table& t) {
 }
 
 // Warns when rows pooled into one value differ in another sweep axis.
-void warn_pooled_axes(const Table& t, const std::vector<const std::vector<std::string>*>& rows,
+void warn_pooled_axes(const CsvTable& t, const std::vector<const std::vector<std::string>*>& rows,
                       const std::vector<std::string>& used, std::ostream& err) {
   for (const std::string& a : axis_columns(t)) {
     if (std::find(used.begin(), used.end(), a) != used.end()) continue;
@@ -265,7 +265,7 @@ int run_heatmap(const PlotOptions& o, std::ostream& out, std::ostream& err) {
   if (comma == std::string::npos) throw std::runtime_error("plot: --heatmap wants X,Y (two column names)");
   const std::string xc = o.heatmap.substr(0, comma), yc = o.heatmap.substr(comma + 1);
   if (o.files.size() != 1) throw std::runtime_error("plot: --heatmap reads one results.csv or aggregate.csv");
-  const Table t = read_csv(o.files[0]);
+  const CsvTable t = read_csv(o.files[0]);
   const size_t xi = t.col(xc, "the heatmap's x axis"), yi = t.col(yc, "the heatmap's y axis");
   const size_t mi = metric_column(t, o.metric);
   const auto rows = filtered_rows(t, o.where);
@@ -305,7 +305,7 @@ int run_heatmap(const PlotOptions& o, std::ostream& out, std::ostream& err) {
 
 int run_line(const PlotOptions& o, std::ostream& out, std::ostream& err) {
   if (o.files.size() != 1) throw std::runtime_error("plot: --line reads one results.csv or aggregate.csv");
-  const Table t = read_csv(o.files[0]);
+  const CsvTable t = read_csv(o.files[0]);
   const size_t xi = t.col(o.line, "the x axis (--line)");
   const size_t gi = o.group.empty() ? 0 : t.col(o.group, "the series (--group)");
   const size_t mi = metric_column(t, o.metric);
@@ -357,7 +357,7 @@ int run_curves(const PlotOptions& o, std::ostream& out) {
   const bool percent = column.size() > 4 && column.compare(column.size() - 4, 4, "_acc") == 0;
   plot::LinePlot p;
   for (const std::string& f : o.files) {
-    const Table t = read_csv(f);
+    const CsvTable t = read_csv(f);
     const size_t xi = t.col(o.x_column, "the x axis (--x)"), ci = t.col(column, "the curve (--metric)");
     plot::Series s;
     const fs::path dir = fs::path(f).parent_path();
@@ -389,7 +389,7 @@ int run_curves(const PlotOptions& o, std::ostream& out) {
 // as a line and listed on the terminal.
 int run_pareto(const PlotOptions& o, std::ostream& out, std::ostream& err) {
   if (o.files.size() != 1) throw std::runtime_error("plot: --pareto reads one results.csv or aggregate.csv");
-  const Table t = read_csv(o.files[0]);
+  const CsvTable t = read_csv(o.files[0]);
   std::string cost = o.pareto;
   if (cost == "energy") cost = "energy_step_pj";
   if (cost == "area") cost = "area_um2";

@@ -9,7 +9,9 @@
 #   outside file   a path ending in .md that is not a file of the repository
 #                  (relative to the citing file, to the root, or, for a bare
 #                  name, to docs/), and any ../shared/ path except the
-#                  dataset location ../shared/data
+#                  dataset location ../shared/data; a path that starts with a
+#                  shell variable ($OUT/report.md, ${dir}/x.md) is a file written
+#                  at run time, not a citation
 #   section        "X.md section N", "X.md sections N to M", "sections N and M",
 #                  "sections N, M", "X.md` section N.M", "[t](X.md) section N":
 #                  X.md must have a heading numbered N ("## N. Title",
@@ -154,6 +156,7 @@ function check_paths(file, i, line,    s, token, before, after) {
     after = substr(s, RSTART + RLENGTH, 1)
     s = substr(s, RSTART + RLENGTH)
     if (after ~ /[A-Za-z0-9_]/ || before ~ /:$/) continue  # longer name, or a URL
+    if (before ~ /(\$|\})$/) continue  # $OUT/x.md, ${dir}/x.md: a file a script writes at run time
     if (resolve(token, file) == "")
       report(file, i, "cites " token ", which is not a file of the repository")
   }

@@ -36,6 +36,7 @@ MD
 // A wrapped one: (docs/contract.md
 // section 2). https://example.org/OUTSIDE.md is a web page.
 H
+  printf '# A script writes $OUT/report.md and ${dir}/log.md at run time, not citations.\n' >"$1/src/run.sh"
   printf 'cites docs/contract.md section 7, but lives in an ignored build folder\n' >"$1/build/x/b.md"
 }
 

@@ -34,10 +34,10 @@ while read -r line; do
   name=$(basename "${line%% *}")
   case "$line" in
     *"not found"*) echo "  unresolved: $line" >&2; bad=1; continue ;;
-    *" => "*) path=${line#*=> }; path=${path%% (*} ;;
+    *" => "*) path=${line#*=> }; path=$(readlink -f "${path%% (*}") ;;
     *) continue ;;
   esac
-  if [[ $path == "$root/lib/"* ]]; then
+  if [[ $path == "$(readlink -f "$root")/lib/"* ]]; then
     inside=$((inside + 1))
   elif [[ $name =~ $allowed_re ]]; then
     :
