@@ -25,6 +25,7 @@
 #include "core/backend_ops_sparse.h"
 #include "core/backend_ops_sparsity.h"
 #include "core/backend_types.h"
+#include "core/device.h"
 
 #define EMU_BACKEND_OPS(X) \
   EMU_OPS_MEMORY(X)        \

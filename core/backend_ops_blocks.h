@@ -9,7 +9,7 @@
 // whole tensor.
 #pragma once
 
-#include "numerics/format.h"
+#include "core/backend_types.h"
 #include "numerics/read_layout.h"
 
 // quantize_blocks  x: (n) viewed as [layout.outer, layout.len, layout.inner], n = layout.numel()

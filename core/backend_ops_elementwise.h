@@ -20,9 +20,7 @@
 // kernels both call.
 #pragma once
 
-#include "numerics/activations.h"
-#include "numerics/element_arith.h"
-#include "numerics/row_sites.h"
+#include "core/backend_types.h"
 
 // activation_forward   x: (n) -> y: (n); y[i] = R_out(f(x[i])) with f = activation_value (site 0). When
 //                      fn.pwl() (gelu, silu, tanh, sigmoid; relu ignores fn): y[i] = pwl_value(fn, x[i])

@@ -70,10 +70,8 @@
 
 #include <cstdint>
 
-#include "core/backend_ops_elementwise.h"
 #include "core/backend_types.h"
 #include "core/draw_key.h"
-#include "numerics/recurrent_cells.h"
 
 #define EMU_OPS_RECURRENT(X)                                                                                 \
   X(lstm_forward,                                                                                            \

@@ -25,7 +25,6 @@
 #pragma once
 
 #include "core/backend_types.h"
-#include "core/csr.h"
 
 #define EMU_OPS_SPARSE(X)                                                                                  \
   X(spmm,                                                                                                  \

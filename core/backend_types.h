@@ -3,12 +3,19 @@
 
 #include <cstdint>
 
-#include "core/numerics_policy.h"
-#include "core/tensor.h"
-#include "numerics/format.h"
-#include "numerics/mac.h"
-
 namespace emu {
+
+// The backend interface passes these by reference only, so a file that
+// includes core/backend.h pulls in none of their definitions (numerics/, the
+// tensor): it includes what it uses.
+class Tensor;
+struct Format;                    // numerics/format.h
+struct MacPolicy;                 // numerics/mac_policy.h
+struct FunctionApprox;            // numerics/pwl.h
+struct GateFunctions;             // numerics/recurrent_cells.h
+struct CsrMatrix;                 // core/csr.h
+enum class Activation : uint8_t;  // numerics/activations.h
+enum class Family : uint8_t;      // numerics/format.h
 
 // Key of the random draws of one op call: element/site i draws
 // philox_draw(seed, stream, i). Layers derive `stream` from their path, the op

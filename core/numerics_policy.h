@@ -15,7 +15,7 @@
 
 #include "core/sparsity_spec.h"
 #include "numerics/format.h"
-#include "numerics/mac.h"
+#include "numerics/mac_policy.h"
 #include "numerics/pwl.h"
 
 namespace emu {

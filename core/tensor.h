@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace emu {
+#include "core/device.h"
 
-enum class Device : uint8_t { Cpu, Cuda };
-const char* device_name(Device d);
+namespace emu {
 
 using Shape = std::vector<int64_t>;
 std::string shape_string(const Shape& s);  // "(2, 3, 4)"

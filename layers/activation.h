@@ -8,6 +8,7 @@
 
 #include "core/backend.h"
 #include "layers/sequential.h"
+#include "numerics/activations.h"
 
 namespace emu {
 

@@ -6,6 +6,8 @@
 
 #include "core/autograd.h"
 #include "layers/layer_io.h"
+#include "numerics/philox.h"
+#include "numerics/round.h"
 
 namespace emu {
 namespace {

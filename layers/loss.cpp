@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "layers/layer_io.h"
+#include "numerics/round.h"
 
 namespace emu {
 namespace {

@@ -11,6 +11,7 @@
 #include "layers/layer_io.h"
 #include "layers/shape_ops.h"
 #include "numerics/philox.h"
+#include "numerics/recurrent_cells.h"
 
 namespace emu {
 namespace {

@@ -20,23 +20,13 @@
 
 #include <cstdint>
 
+#include "numerics/mac_policy.h"
 #include "numerics/round.h"
 
 namespace emu {
 
-// A built table as plain data (what MacPolicy carries and a CUDA kernel would
-// receive with `entries` pointing to a device copy). entries == nullptr: no
-// approximate multiplier.
-struct ApproxMulLut {
-  const uint16_t* entries = nullptr;  // 2^(2 man_bits) entries, see the top of this file
-  int32_t man_bits = 0;               // Y, the fraction bits of the format
-  // Binades [fast_emin, fast_emax] in which every (1 + m 2^-Y) 2^e is a value of
-  // the format (normal range, less the top binade of "fn" formats).
-  int32_t fast_emin = 0;
-  int32_t fast_emax = 0;
-};
-
-EMU_HD bool has_approx_mul(const ApproxMulLut& lut) { return lut.entries != nullptr; }
+// ApproxMulLut (the table as plain data) and has_approx_mul: numerics/mac_policy.h,
+// since every MacPolicy holds one.
 
 namespace approx_detail {
 

@@ -22,14 +22,12 @@
 #include <cstdint>
 
 #include "numerics/fp32_ops.h"
+#include "numerics/mac_policy.h"
 #include "numerics/round.h"
 
 namespace emu {
 
-// Which split scheme a policy's multiplier uses (None: not split).
-// Auto is a policy's choice only: each reduction resolves it to Fp32F or Fp32B
-// from its operands (split_auto_scheme) before its first term.
-enum class SplitMul : uint8_t { None = 0, Fp32B, Fp32F, Fp32T, Int16, Auto };
+// SplitMul (which scheme a policy uses): numerics/mac_policy.h.
 
 namespace split_detail {
 

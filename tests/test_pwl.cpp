@@ -18,6 +18,7 @@
 
 #include "core/backend_ops_elementwise.h"
 #include "core/numerics_policy.h"
+#include "numerics/element_arith.h"
 #include "numerics/format_spec.h"
 #include "numerics/pwl.h"
 #include "numerics/round.h"

@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "numerics/activations.h"
 #include "numerics/bulk.h"
 #include "numerics/format_spec.h"
 #include "numerics/parallel_for.h"
+#include "numerics/recurrent_cells.h"
 #include "tests/test_util.h"
 
 using namespace emu;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/backend_ops_elementwise.h"
+#include "numerics/element_arith.h"
 #include "numerics/format_spec.h"
 #include "numerics/pwl.h"
 #include "plot/plot.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/tensor.h"
 #include "tools/validate_policies.h"
 
 namespace emu::validate {

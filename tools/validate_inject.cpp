@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/tensor.h"
+
 namespace emu::validate {
 namespace {
 

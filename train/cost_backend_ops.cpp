@@ -8,6 +8,7 @@
 // positions included where the spec makes them zero-operand terms.
 #include <cmath>
 
+#include "core/csr.h"
 #include "core/sparsity.h"
 #include "numerics/recurrent_cells.h"
 #include "train/cost_backend.h"

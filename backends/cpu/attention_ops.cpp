@@ -21,6 +21,8 @@
 #include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
+#include "core/tensor.h"
+#include "numerics/pwl.h"
 
 namespace emu {
 namespace {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
 #include "numerics/block_format.h"
 
 namespace emu {

@@ -5,6 +5,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "core/tensor.h"
 #include "numerics/bulk.h"
 
 namespace emu {

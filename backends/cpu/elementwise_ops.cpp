@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
+#include "numerics/activations.h"
 #include "numerics/bulk.h"
 
 namespace emu {

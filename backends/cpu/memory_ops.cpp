@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
 #include "numerics/fp32_ops.h"
 
 namespace emu {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
 #include "numerics/update_arith.h"
 
 namespace emu {

@@ -7,6 +7,10 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
+#include "numerics/activations.h"
+#include "numerics/element_arith.h"
+#include "numerics/philox.h"
 
 namespace emu {
 namespace {

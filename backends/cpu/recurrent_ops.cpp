@@ -21,6 +21,8 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "core/tensor.h"
+#include "numerics/recurrent_cells.h"
 #include "numerics/recurrent_sums.h"
 
 namespace emu {

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/row_ops.h"
+#include "core/tensor.h"
 #include "numerics/softmax_steps.h"
 
 namespace emu {

@@ -20,6 +20,8 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/row_ops.h"
+#include "core/csr.h"
+#include "core/tensor.h"
 #include "numerics/philox.h"
 
 namespace emu {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor.h"
 #include "numerics/nm_rank.h"
 
 namespace emu {

@@ -3,6 +3,7 @@
 #include "backends/cuda/ops/allocator.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/runtime.h"
+#include "core/tensor.h"
 
 namespace emu::EMU_CUDA_NS {
 

@@ -17,6 +17,7 @@
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/recurrent_common.h"
 #include "numerics/element_arith.h"
+#include "numerics/recurrent_cells.h"
 #include "numerics/recurrent_sums.h"
 
 namespace emu::EMU_CUDA_NS {

@@ -6,6 +6,7 @@
 // at index n*H + j. Shared pieces: recurrent_common.h.
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/recurrent_common.h"
+#include "numerics/recurrent_cells.h"
 
 namespace emu::EMU_CUDA_NS {
 namespace {

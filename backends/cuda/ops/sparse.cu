@@ -29,6 +29,7 @@
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/csr.h"
 #include "core/split_stats.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
