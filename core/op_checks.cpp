@@ -17,4 +17,10 @@ void check_result(const char* op, const char* what, const Tensor& t, const Shape
   if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
 }
 
+void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape())
+    throw std::invalid_argument(
+        fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
+}
+
 }  // namespace emu

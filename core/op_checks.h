@@ -15,4 +15,7 @@ void check_shape(const char* op, const char* what, const Tensor& t, const Shape&
 // Result `what` of op `op` has shape `want` and is contiguous (the op writes it as a flat array).
 void check_result(const char* op, const char* what, const Tensor& t, const Shape& want);
 
+// Two operands of op `op` have one shape.
+void check_same_shape(const char* op, const Tensor& a, const Tensor& b);
+
 }  // namespace emu
