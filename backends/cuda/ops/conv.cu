@@ -41,7 +41,6 @@
 #include "numerics/row_reduce.h"
 
 namespace emu::EMU_CUDA_NS {
-
 namespace {
 
 // q = k / d, r = k % d for 0 <= k < 2^31, 0 < d < 2^31 (the host checks the bounds): the 32-bit

@@ -16,7 +16,6 @@
 #include "numerics/recurrent_sums.h"
 
 namespace emu::EMU_CUDA_NS {
-
 namespace recurrent {
 namespace {
 
