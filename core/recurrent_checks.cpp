@@ -77,28 +77,59 @@ void check_mask(const char* op, const Tensor* mask, const Dims& d) {
   if (mask) expect_shape(op, "mask", *mask, {d.N, d.T});
 }
 
+// The forward of `gates` gates (LSTM 4, GRU 3), saving `saved` and `slopes` values
+// per unit and step; c0 and c_n: the LSTM's cell state, null for the GRU.
+Dims forward(const char* op, int64_t gates, int64_t saved_width, int64_t slopes_width, bool pwl,
+             const Tensor& x, const Tensor& h0, const Tensor* c0, const Tensor& w_ih, const Tensor& w_hh,
+             const Tensor* bias, const Tensor* mask, const Tensor& y, const Tensor& h_n, const Tensor* c_n,
+             const Tensor& xh, const Tensor& saved, const Tensor* slopes, const Tensor* preact) {
+  const Dims d = forward_dims(op, x, w_ih, w_hh, gates);
+  const int64_t N = d.N, T = d.T, H = d.H;
+  expect_shape(op, "h0", h0, {N, H});
+  if (c0) expect_shape(op, "c0", *c0, {N, H});
+  if (bias) expect_shape(op, "bias", *bias, {4 * H});
+  expect_output(op, "y", y, {N, T, H});
+  expect_output(op, "h_n", h_n, {N, H});
+  if (c_n) expect_output(op, "c_n", *c_n, {N, H});
+  expect_output(op, "xh", xh, {N, T, d.I + H});
+  expect_output(op, "saved", saved, {N, T, saved_width * H});
+  forward_slopes(op, pwl, slopes, d, slopes_width * H);
+  if (preact) expect_output(op, "preact", *preact, {N, T, 4 * H});
+  check_mask(op, mask, d);
+  return d;
+}
+
+// The backward of the same; gc_n and dc0: the LSTM's cell state, null for the GRU.
+Dims backward(const char* op, int64_t gates, int64_t saved_width, int64_t slopes_width, bool pwl,
+              const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh, const Tensor& saved,
+              const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,
+              const Tensor* mask, const Tensor* dx, const Tensor* dw_ih, const Tensor* dw_hh,
+              const Tensor* dbias, const Tensor& dh0, const Tensor* dc0) {
+  const Dims d = backward_dims(op, xh, w_ih, w_hh, gates);
+  const int64_t N = d.N, T = d.T, H = d.H;
+  expect_shape(op, "saved", saved, {N, T, saved_width * H});
+  backward_slopes(op, pwl, slopes, d, slopes_width * H);
+  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
+  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
+  if (gc_n) expect_shape(op, "gc_n", *gc_n, {N, H});
+  check_grad_outputs(op, d, gates * H, dx, dw_ih, dw_hh);
+  if (dbias) expect_output(op, "dbias", *dbias, {4 * H});
+  expect_output(op, "dh0", dh0, {N, H});
+  if (dc0) expect_output(op, "dc0", *dc0, {N, H});
+  check_mask(op, mask, d);
+  return d;
+}
+
 }  // namespace
 
+// LSTM: saved [i, f, g, o, tanh(c_t), c_{t-1}] (6H), slopes of [i, f, g, o, tanh(c_t)] (5H).
 RecurrentDims check_lstm_forward(bool pwl, const Tensor& x, const Tensor& h0, const Tensor& c0,
                                  const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
                                  const Tensor* mask, const Tensor& y, const Tensor& h_n, const Tensor& c_n,
                                  const Tensor& xh, const Tensor& saved, const Tensor* slopes,
                                  const Tensor* preact) {
-  const char* op = "lstm_forward";
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 4);
-  const int64_t N = d.N, T = d.T, H = d.H;
-  expect_shape(op, "h0", h0, {N, H});
-  expect_shape(op, "c0", c0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {4 * H});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "c_n", c_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, d.I + H});
-  expect_output(op, "saved", saved, {N, T, 6 * H});
-  forward_slopes(op, pwl, slopes, d, 5 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, 4 * H});
-  check_mask(op, mask, d);
-  return d;
+  return forward("lstm_forward", 4, 6, 5, pwl, x, h0, &c0, w_ih, w_hh, bias, mask, y, h_n, &c_n, xh, saved,
+                 slopes, preact);
 }
 
 RecurrentDims check_lstm_backward(bool pwl, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,
@@ -106,39 +137,17 @@ RecurrentDims check_lstm_backward(bool pwl, const Tensor& w_ih, const Tensor& w_
                                   const Tensor* gh_n, const Tensor* gc_n, const Tensor* mask,
                                   const Tensor* dx, const Tensor* dw_ih, const Tensor* dw_hh,
                                   const Tensor* dbias, const Tensor& dh0, const Tensor& dc0) {
-  const char* op = "lstm_backward";
-  const Dims d = backward_dims(op, xh, w_ih, w_hh, 4);
-  const int64_t N = d.N, T = d.T, H = d.H;
-  expect_shape(op, "saved", saved, {N, T, 6 * H});
-  backward_slopes(op, pwl, slopes, d, 5 * H);
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  if (gc_n) expect_shape(op, "gc_n", *gc_n, {N, H});
-  check_grad_outputs(op, d, 4 * H, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {4 * H});
-  expect_output(op, "dh0", dh0, {N, H});
-  expect_output(op, "dc0", dc0, {N, H});
-  check_mask(op, mask, d);
-  return d;
+  return backward("lstm_backward", 4, 6, 5, pwl, w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, dx,
+                  dw_ih, dw_hh, dbias, dh0, &dc0);
 }
 
+// GRU: saved [r, z, n, a_nh, d] (5H), slopes of [r, z, n] (3H).
 RecurrentDims check_gru_forward(bool pwl, const Tensor& x, const Tensor& h0, const Tensor& w_ih,
                                 const Tensor& w_hh, const Tensor* bias, const Tensor* mask, const Tensor& y,
                                 const Tensor& h_n, const Tensor& xh, const Tensor& saved,
                                 const Tensor* slopes, const Tensor* preact) {
-  const char* op = "gru_forward";
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 3);
-  const int64_t N = d.N, T = d.T, H = d.H;
-  expect_shape(op, "h0", h0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {4 * H});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, d.I + H});
-  expect_output(op, "saved", saved, {N, T, 5 * H});
-  forward_slopes(op, pwl, slopes, d, 3 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, 4 * H});
-  check_mask(op, mask, d);
-  return d;
+  return forward("gru_forward", 3, 5, 3, pwl, x, h0, nullptr, w_ih, w_hh, bias, mask, y, h_n, nullptr, xh,
+                 saved, slopes, preact);
 }
 
 RecurrentDims check_gru_backward(bool pwl, const Tensor& w_ih, const Tensor& w_hh, const Tensor& xh,
@@ -146,18 +155,8 @@ RecurrentDims check_gru_backward(bool pwl, const Tensor& w_ih, const Tensor& w_h
                                  const Tensor* gh_n, const Tensor* mask, const Tensor* dx,
                                  const Tensor* dw_ih, const Tensor* dw_hh, const Tensor* dbias,
                                  const Tensor& dh0) {
-  const char* op = "gru_backward";
-  const Dims d = backward_dims(op, xh, w_ih, w_hh, 3);
-  const int64_t N = d.N, T = d.T, H = d.H;
-  expect_shape(op, "saved", saved, {N, T, 5 * H});
-  backward_slopes(op, pwl, slopes, d, 3 * H);
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  check_grad_outputs(op, d, 3 * H, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {4 * H});
-  expect_output(op, "dh0", dh0, {N, H});
-  check_mask(op, mask, d);
-  return d;
+  return backward("gru_backward", 3, 5, 3, pwl, w_ih, w_hh, xh, saved, slopes, gy, gh_n, nullptr, mask, dx,
+                  dw_ih, dw_hh, dbias, dh0, nullptr);
 }
 
 }  // namespace emu
