@@ -6,7 +6,7 @@
 // caller adds the parts in a fixed order itself. Every blocking call waits at
 // most timeout() seconds; then the job aborts with a message naming the rank(s)
 // that did not arrive. Implementations: LocalCommunicator (one process, here),
-// the MPI one (core/comm_mpi.h) and the NCCL one (backends/cuda/comm_nccl.h).
+// the MPI one (core/comm_mpi.h) and the NCCL one (backends/cuda/comm_nccl.cpp).
 #pragma once
 
 #include <cstdint>

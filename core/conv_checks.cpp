@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/op_checks.h"
+
 namespace emu {
 namespace {
 
@@ -48,6 +50,39 @@ ConvShape conv_shape(const char* op, const Conv2dParams& cp, const Shape& xs, co
   g.OH = eh / g.sh + 1;
   g.OW = ew / g.sw + 1;
   return g;
+}
+
+ConvShape check_conv2d_forward(const Conv2dParams& cp, const Tensor& x, const Tensor& w, const Tensor* bias,
+                               const Tensor& y) {
+  const char* op = "conv2d_forward";
+  const ConvShape g = conv_shape(op, cp, x.shape(), w.shape());
+  if (bias) check_shape(op, "bias", *bias, {g.C_out});
+  check_result(op, "y", y, {g.N, g.C_out, g.OH, g.OW});
+  return g;
+}
+
+ConvShape check_conv2d_grad_input(const Conv2dParams& cp, const Tensor& gy, const Tensor& w,
+                                  const Tensor& gx) {
+  const char* op = "conv2d_grad_input";
+  const ConvShape g = conv_shape(op, cp, gx.shape(), w.shape());
+  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
+  check_result(op, "gx", gx, {g.N, g.C_in, g.H, g.W});
+  return g;
+}
+
+ConvShape check_conv2d_grad_weight(const Conv2dParams& cp, const Tensor& x, const Tensor& gy,
+                                   const Tensor& gw) {
+  const char* op = "conv2d_grad_weight";
+  const ConvShape g = conv_shape(op, cp, x.shape(), gw.shape());
+  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
+  check_result(op, "gw", gw, {g.C_out, g.Cig, g.KH, g.KW});
+  return g;
+}
+
+void check_channel_sum(const Tensor& x, const Tensor& y) {
+  if (x.ndim() != 3)
+    throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  check_result("channel_sum", "y", y, {x.dim(1)});
 }
 
 }  // namespace emu

@@ -99,7 +99,7 @@ class Tensor {
   // that optimizers and layers hold valid). Views taken before keep the old storage.
   void move_to(Device device);
 
-  // Views (share storage; autograd-aware when recorded through core/ops.h).
+  // Views (share storage; autograd does not record them: layers/shape_ops.h records reshape and flatten).
   Tensor view(const Shape& shape) const;  // contiguous only; one -1 allowed
   Tensor transpose(int a, int b) const;
   Tensor narrow(int dim, int64_t start, int64_t length) const;

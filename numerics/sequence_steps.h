@@ -1,17 +1,11 @@
-// The arithmetic and the argument checks of the sequence ops (index_gather,
-// index_sum, the temporal pools; core/backend_ops_sequence.h states what each
-// computes), one definition for the CPU loops (backends/cpu/sequence_ops.cpp)
-// and the CUDA kernels (backends/cuda/ops/sequence.cu). The arithmetic is
-// host+device; the checks run on the host (the CUDA backend checks a
-// downloaded copy of the indices and masks), so both backends refuse the same
-// arguments with the same message.
+// The arithmetic of the sequence ops (index_gather, index_sum, the temporal
+// pools; core/backend_ops_sequence.h states what each computes), host+device,
+// one definition for the CPU loops (backends/cpu/sequence_ops.cpp) and the
+// CUDA kernels (backends/cuda/ops/sequence.cu). Their argument checks run on
+// the host: core/sequence_checks.h.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "numerics/element_arith.h"
@@ -103,74 +97,5 @@ struct TimeLayout {
     return time_dim == 2 ? std::vector<int64_t>{N, C, L} : std::vector<int64_t>{N, L, C};
   }
 };
-
-// --- argument checks (host) --------------------------------------------------
-
-// The entries of a 1-D index tensor (`ndim` dimensions, shape `shape_text`,
-// values row-major) as integers, each an exact integer in [0, S); else an error
-// naming the position.
-inline std::vector<int64_t> sequence_index(const char* op, const char* what, int ndim,
-                                           const std::string& shape_text, const std::vector<float>& v,
-                                           int64_t S) {
-  if (ndim != 1) throw std::invalid_argument(fmt::format("{}: {} must be 1-D, got {}", op, what, shape_text));
-  std::vector<int64_t> out(v.size());
-  for (size_t p = 0; p < v.size(); ++p) {
-    const float f = v[p];
-    if (!(f >= 0.0f && f < static_cast<float>(S)) || static_cast<float>(static_cast<int64_t>(f)) != f)
-      throw std::invalid_argument(
-          fmt::format("{}: {}[{}] = {} is not an integer in [0, {})", op, what, p, f, S));
-    out[p] = static_cast<int64_t>(f);
-  }
-  return out;
-}
-
-// The layout of a temporal pool's x of shape xs (`shape_text`).
-inline TimeLayout time_layout(const char* op, int time_dim, const std::vector<int64_t>& xs,
-                              const std::string& shape_text) {
-  if (time_dim != 1 && time_dim != 2)
-    throw std::invalid_argument(
-        fmt::format("{}: time_dim must be 1 ((N, L, C)) or 2 ((N, C, L)), got {}", op, time_dim));
-  if (xs.size() != 3)
-    throw std::invalid_argument(fmt::format("{}: the input must have 3 dimensions, got {}", op, shape_text));
-  TimeLayout t;
-  t.time_dim = time_dim;
-  t.N = xs[0];
-  t.L = xs[static_cast<size_t>(time_dim)];
-  t.C = xs[static_cast<size_t>(3 - time_dim)];
-  return t;
-}
-
-// Valid steps of a temporal pool: valid[n*L + t] (mask[n, t] != 0; every step
-// without a mask) and count[n] >= 1 (a sequence without a valid step is an
-// error). `mask`: the (N, L) mask's values row-major, or null.
-struct Validity {
-  std::vector<uint8_t> valid;
-  std::vector<int64_t> count;
-};
-
-inline Validity validity(const char* op, const TimeLayout& t, const std::vector<float>* mask) {
-  Validity v;
-  v.valid.assign(static_cast<size_t>(t.N * t.L), 1);
-  v.count.assign(static_cast<size_t>(t.N), t.L);
-  if (mask) {
-    const std::vector<float>& m = *mask;
-    for (int64_t n = 0; n < t.N; ++n) {
-      v.count[n] = 0;
-      for (int64_t s = 0; s < t.L; ++s) {
-        v.valid[n * t.L + s] = m[n * t.L + s] != 0.0f;
-        v.count[n] += v.valid[n * t.L + s];
-      }
-    }
-  }
-  for (int64_t n = 0; n < t.N; ++n)
-    if (v.count[n] == 0) throw std::invalid_argument(fmt::format("{}: sequence {} has no valid step", op, n));
-  return v;
-}
-
-// The argmax of a temporal max pool must stay below 2^24 (a binary32 integer).
-inline void check_time_steps(const char* op, const TimeLayout& t) {
-  if (t.L >= (int64_t{1} << 24))
-    throw std::invalid_argument(fmt::format("{}: {} steps: argmax indices must stay below 2^24", op, t.L));
-}
 
 }  // namespace emu

@@ -3,6 +3,10 @@
 emutrain_test(test_cuda_host_training SOURCES test_cuda_host_training.cpp LIBS emutrain_train emutrain_devices
   LABELS cuda_host train)
 
+# One message per bad call on both backends: every op family's checks live in
+# core/<family>_checks.h and both backends call them (tests/test_op_checks.cpp).
+emutrain_test(test_op_checks SOURCES test_op_checks.cpp LIBS emutrain_devices LABELS cuda_host)
+
 # The five recipes (and the GCN's and CRNN's variants) on cuda-host against the
 # CPU, step by step, with resumes across backends (tests/test_cuda_host_recipes.cpp).
 # One ctest per model so that ctest -j runs them side by side. They are the long

@@ -3,8 +3,7 @@
 # validate_cpu compares the CPU backend with itself: every cell must pass, so it
 # checks the case generators, the policy pre- and post-steps and the CPU
 # reference's determinism. validate_cuda_host runs every op x policy x case
-# through the CUDA kernels on the host executor: ops the CUDA backend does not
-# implement show "unsup"; any difference fails the test.
+# through the CUDA kernels on the host executor: any difference fails the test.
 add_test(NAME validate_cpu COMMAND emutrain validate --device cpu)
 set_tests_properties(validate_cpu PROPERTIES LABELS validate TIMEOUT 600)
 if(TARGET emutrain_devices)

@@ -9,25 +9,20 @@
 // after the other with threaded GEMMs. Policies that draw (:sr anywhere in the
 // reduction) run mac_reduce per output here, so that every output draws at its
 // row-major index in the whole result, not in its head's block.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
+#include "core/attention_checks.h"
 #include "core/tensor.h"
 #include "numerics/pwl.h"
 
 namespace emu {
 namespace {
-
-using cpu_checks::check_result;
 
 // --- per-head products ---------------------------------------------------
 
@@ -88,29 +83,7 @@ void run_heads(const MacPolicy& p, int64_t heads, const float* result, DrawKey k
   }
 }
 
-struct Dims {
-  int64_t N, T, S, H, D;
-};
-
-int64_t head_dim(const char* op, const char* what, const Tensor& t, int64_t heads) {
-  if (t.ndim() != 3 || heads <= 0 || t.dim(2) % heads != 0)
-    throw std::invalid_argument(fmt::format("{}: {} of shape {} is not (N, L, {} heads x D)", op, what,
-                                            shape_string(t.shape()), heads));
-  return t.dim(2) / heads;
-}
-
-// a (N,H,T,S) and a (N, L, H*D) operand that must agree with it.
-Dims weights_dims(const char* op, const Tensor& a, const Tensor& other, int64_t heads, bool other_is_keys) {
-  if (a.ndim() != 4 || a.dim(1) != heads)
-    throw std::invalid_argument(
-        fmt::format("{}: weights of shape {} are not (N, {}, T, S)", op, shape_string(a.shape()), heads));
-  const int64_t D = head_dim(op, other_is_keys ? "y" : "x", other, heads);
-  const Dims d{a.dim(0), a.dim(2), a.dim(3), heads, D};
-  if (other.dim(0) != d.N || other.dim(1) != (other_is_keys ? d.S : d.T))
-    throw std::invalid_argument(fmt::format("{}: weights {} and operand {} disagree", op,
-                                            shape_string(a.shape()), shape_string(other.shape())));
-  return d;
-}
+using Dims = AttentionDims;  // checked by core/attention_checks.h
 
 // --- masked softmax --------------------------------------------------------
 
@@ -124,18 +97,9 @@ struct SoftmaxShape {
   int64_t query(int64_t r) const { return r % T; }
 };
 
-SoftmaxShape softmax_shape(const char* op, const Tensor& s, const Tensor* key_padding, const Tensor& mask_c,
-                           bool causal) {
-  if (s.ndim() != 4)
-    throw std::invalid_argument(
-        fmt::format("{}: scores of shape {} are not (N, H, T, S)", op, shape_string(s.shape())));
-  const SoftmaxShape sh{s.dim(0), s.dim(1), s.dim(2), s.dim(3), key_padding ? mask_c.data() : nullptr,
-                        causal};
-  if (key_padding && key_padding->shape() != Shape{sh.N, sh.S})
-    throw std::invalid_argument(fmt::format("{}: key padding mask of shape {} for scores {}, want ({}, {})",
-                                            op, shape_string(key_padding->shape()), shape_string(s.shape()),
-                                            sh.N, sh.S));
-  return sh;
+// The rows of checked scores (core/attention_checks.h) and the mask's contiguous copy (or undefined).
+SoftmaxShape softmax_shape(const AttentionScores& d, const Tensor& mask_c, bool causal) {
+  return SoftmaxShape{d.N, d.H, d.T, d.S, mask_c.defined() ? mask_c.data() : nullptr, causal};
 }
 
 template <class A>
@@ -234,13 +198,7 @@ void softmax_grad_rows(A a, const MacPolicy& p, float scale, const SoftmaxShape&
 // x (N,T,H*D), y (N,S,H*D) -> s (N,H,T,S)
 void CpuBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y,
                                   Tensor& s, DrawKey key) {
-  const char* op = "attention_scores";
-  const int64_t D = head_dim(op, "x", x, heads);
-  if (head_dim(op, "y", y, heads) != D || y.dim(0) != x.dim(0))
-    throw std::invalid_argument(
-        fmt::format("{}: x {} and y {} disagree", op, shape_string(x.shape()), shape_string(y.shape())));
-  const Dims d{x.dim(0), x.dim(1), y.dim(1), heads, D};
-  check_result(op, "s", s, {d.N, d.H, d.T, d.S});
+  const Dims d = check_attention_scores(heads, x, y, s);
   const Tensor X = x.contiguous(), Y = y.contiguous();
   const float *xp = X.data(), *yp = Y.data();
   float* sp = s.data();
@@ -266,10 +224,8 @@ void CpuBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tenso
 // a (N,H,T,S), y (N,S,H*D) -> c (N,T,H*D)
 void CpuBackend::attention_context(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y,
                                    Tensor& c, DrawKey key) {
-  const char* op = "attention_context";
-  const Dims d = weights_dims(op, a, y, heads, true);
-  const int64_t E = d.H * d.D;
-  check_result(op, "c", c, {d.N, d.T, E});
+  const Dims d = check_attention_context(heads, a, y, c);
+  const int64_t E = d.E();
   const Tensor A = a.contiguous(), Y = y.contiguous();
   const float *ap = A.data(), *yp = Y.data();
   float* cp = c.data();
@@ -290,10 +246,8 @@ void CpuBackend::attention_context(const MacPolicy& p, int64_t heads, const Tens
 // a (N,H,T,S), x (N,T,H*D) -> c (N,S,H*D)
 void CpuBackend::attention_context_transposed(const MacPolicy& p, int64_t heads, const Tensor& a,
                                               const Tensor& x, Tensor& c, DrawKey key) {
-  const char* op = "attention_context_transposed";
-  const Dims d = weights_dims(op, a, x, heads, false);
-  const int64_t E = d.H * d.D;
-  check_result(op, "c", c, {d.N, d.S, E});
+  const Dims d = check_attention_context_transposed(heads, a, x, c);
+  const int64_t E = d.E();
   const Tensor A = a.contiguous(), X = x.contiguous();
   const float *ap = A.data(), *xp = X.data();
   float* cp = c.data();
@@ -325,10 +279,9 @@ void CpuBackend::attention_softmax_forward(const MacPolicy& p, float scale, bool
 void CpuBackend::attention_softmax_forward_fn(const MacPolicy& p, const FunctionApprox& exp, float scale,
                                               bool causal, const Tensor& s, const Tensor* key_padding,
                                               Tensor& probs, DrawKey key) {
-  const char* op = "attention_softmax_forward";
+  const AttentionScores d = check_attention_softmax_forward(s, key_padding, probs);
   const Tensor mask = key_padding ? key_padding->contiguous() : Tensor();
-  const SoftmaxShape sh = softmax_shape(op, s, key_padding, mask, causal);
-  check_result(op, "probs", probs, s.shape());
+  const SoftmaxShape sh = softmax_shape(d, mask, causal);
   const Tensor Sc = s.contiguous();
   const float* sp = Sc.data();
   float* yp = probs.data();
@@ -347,13 +300,9 @@ void CpuBackend::attention_softmax_forward_fn(const MacPolicy& p, const Function
 void CpuBackend::attention_softmax_backward(const MacPolicy& p, float scale, bool causal, const Tensor& probs,
                                             const Tensor& gprobs, const Tensor* key_padding, Tensor& gs,
                                             DrawKey key) {
-  const char* op = "attention_softmax_backward";
+  const AttentionScores d = check_attention_softmax_backward(probs, gprobs, key_padding, gs);
   const Tensor mask = key_padding ? key_padding->contiguous() : Tensor();
-  const SoftmaxShape sh = softmax_shape(op, probs, key_padding, mask, causal);
-  if (gprobs.shape() != probs.shape())
-    throw std::invalid_argument(fmt::format("{}: gprobs {} for probs {}", op, shape_string(gprobs.shape()),
-                                            shape_string(probs.shape())));
-  check_result(op, "gs", gs, probs.shape());
+  const SoftmaxShape sh = softmax_shape(d, mask, causal);
   const Tensor Y = probs.contiguous(), G = gprobs.contiguous();
   const float *yp = Y.data(), *gp = G.data();
   float* out = gs.data();

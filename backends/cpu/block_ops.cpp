@@ -1,11 +1,8 @@
 // quantize_blocks on the CPU: the per-block functions of numerics/block_format.h,
 // threaded over the rows of the read layout (blocks never straddle rows, so the
 // split cannot change a bit).
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cpu/cpu_backend.h"
+#include "core/block_checks.h"
 #include "core/tensor.h"
 #include "numerics/block_format.h"
 
@@ -13,10 +10,7 @@ namespace emu {
 
 void CpuBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, const ReadLayout& layout,
                                  DrawKey key) {
-  if (x.shape() != y.shape() || layout.numel() != x.numel())
-    throw std::invalid_argument(fmt::format("quantize_blocks: {} into {} with layout [{}, {}, {}]",
-                                            shape_string(x.shape()), shape_string(y.shape()), layout.outer,
-                                            layout.len, layout.inner));
+  check_quantize_blocks(x, y, layout);
   const BlockParams p = block_params(f);
   const ReadLayout l = block_layout(p, layout);
   const int64_t B = p.block_size > 0 ? p.block_size : l.len;

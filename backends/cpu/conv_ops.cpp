@@ -10,16 +10,12 @@
 // whatever the batch. Policies with stochastic rounding run the direct loop
 // (mac_reduce per output with the op's draw numbering), which is also what the
 // GEMM's generic path would do.
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
 #include "backends/cpu/uninit_buffer.h"
@@ -29,8 +25,6 @@
 namespace emu {
 namespace {
 
-using cpu_checks::check_result;
-using cpu_checks::check_shape;
 using cpu_rows::direct_reduce;
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
@@ -39,9 +33,6 @@ struct ConvGeom : ConvShape {
   int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
   int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
   int64_t ohw() const { return OH * OW; }
-  Shape x_shape() const { return {N, C_in, H, W}; }
-  Shape w_shape() const { return {C_out, Cig, KH, KW}; }
-  Shape y_shape() const { return {N, C_out, OH, OW}; }
   // The input row (column) that tap kh (kw) of output row oh (column ow) reads; may lie in the padding.
   int64_t input_h(int64_t oh, int64_t kh) const { return oh * sh - ph + kh * dh; }
   int64_t input_w(int64_t ow, int64_t kw) const { return ow * sw - pw + kw * dw; }
@@ -54,11 +45,6 @@ struct ConvGeom : ConvShape {
     return t >= 0 && t % stride == 0 && t / stride < out ? t / stride : -1;
   }
 };
-
-// The geometry from the input and weight shapes, checked (core/conv_checks.h).
-ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
-  return ConvGeom{conv_shape(op, cp, xs, ws)};
-}
 
 // im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the
 // flattened (ci, kh, kw) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
@@ -137,10 +123,7 @@ void for_groups(int64_t groups, int threads, const Fn& fn) {
 // x (N,C_in,H,W), w (C_out,C_in/G,KH,KW), bias (C_out) or null -> y (N,C_out,OH,OW)
 void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x, const Tensor& w,
                                 const Tensor* bias, Tensor& y, DrawKey key) {
-  const char* op = "conv2d_forward";
-  const ConvGeom g = conv_geom(op, cp, x.shape(), w.shape());
-  if (bias) check_shape(op, "bias", *bias, {g.C_out});
-  check_result(op, "y", y, g.y_shape());
+  const ConvGeom g{check_conv2d_forward(cp, x, w, bias, y)};
   const Tensor X = x.contiguous(), Wt = w.contiguous();
   const Tensor B = bias ? bias->contiguous() : Tensor();
   const float* xp = X.data();
@@ -195,10 +178,7 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
 // gy (N,C_out,OH,OW), w (C_out,C_in/G,KH,KW) -> gx (N,C_in,H,W)
 void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, const Tensor& gy,
                                    const Tensor& w, Tensor& gx, DrawKey key) {
-  const char* op = "conv2d_grad_input";
-  const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
-  check_shape(op, "gy", gy, g.y_shape());
-  check_result(op, "gx", gx, g.x_shape());
+  const ConvGeom g{check_conv2d_grad_input(cp, gy, w, gx)};
   const Tensor GY = gy.contiguous(), Wt = w.contiguous();
   const float* gp = GY.data();
   const float* wp = Wt.data();
@@ -254,10 +234,7 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
 // x (N,C_in,H,W), gy (N,C_out,OH,OW) -> gw (C_out,C_in/G,KH,KW)
 void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, const Tensor& x,
                                     const Tensor& gy, Tensor& gw, DrawKey key) {
-  const char* op = "conv2d_grad_weight";
-  const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
-  check_shape(op, "gy", gy, g.y_shape());
-  check_result(op, "gw", gw, g.w_shape());
+  const ConvGeom g{check_conv2d_grad_weight(cp, x, gy, gw)};
   const Tensor X = x.contiguous(), GY = gy.contiguous();
   const float* xp = X.data();
   const float* gp = GY.data();
@@ -306,10 +283,8 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
 // x (N,C,S) -> y (C): the sum of docs/contract.md section 4.7 (mul exact, b = 1) over (n, s), rounded
 // to p.out.
 void CpuBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
-  if (x.ndim() != 3)
-    throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  check_channel_sum(x, y);
   const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
-  check_result("channel_sum", "y", y, {C});
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();

@@ -1,10 +1,7 @@
 // quantize and gemm on the CPU.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "core/dense_checks.h"
 #include "core/tensor.h"
 #include "numerics/bulk.h"
 
@@ -12,9 +9,7 @@ namespace emu {
 
 // x -> y = R_f(x), element i drawing at index i (row-major order of the view).
 void CpuBackend::quantize(const Format& f, const Tensor& x, Tensor& y, DrawKey key) {
-  if (x.shape() != y.shape())
-    throw std::invalid_argument(
-        fmt::format("quantize: {} into {}", shape_string(x.shape()), shape_string(y.shape())));
+  check_quantize(x, y);
   BulkOptions opt;
   opt.threads = static_cast<unsigned>(threads_);
   opt.seed = key.seed;
@@ -32,12 +27,7 @@ void CpuBackend::quantize(const Format& f, const Tensor& x, Tensor& y, DrawKey k
 // a (M,K), b (K,N), bias (N) -> c (M,N)
 void CpuBackend::gemm(const MacPolicy& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c,
                       DrawKey key) {
-  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2 || a.dim(1) != b.dim(0) || c.dim(0) != a.dim(0) ||
-      c.dim(1) != b.dim(1) || (bias && bias->numel() != b.dim(1)))
-    throw std::invalid_argument(fmt::format("gemm: a {} x b {} -> c {}{}", shape_string(a.shape()),
-                                            shape_string(b.shape()), shape_string(c.shape()),
-                                            bias ? " with bias " + shape_string(bias->shape()) : ""));
-  if (!c.is_contiguous()) throw std::invalid_argument("gemm: c must be contiguous");
+  check_gemm(a, b, bias, c);
   Tensor A = a.contiguous(), B = b.contiguous();
   Tensor bias_c = bias ? bias->contiguous() : Tensor();
   const int64_t M = a.dim(0), K = a.dim(1), N = b.dim(1);

@@ -5,14 +5,12 @@
 // vectorisable) and the general path (ElementArith: exact operations rounded
 // into the format); both run the same per-element definition from
 // core/backend_ops_elementwise.h and give the same bits where both apply.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <functional>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/elementwise_checks.h"
 #include "core/tensor.h"
 #include "numerics/activations.h"
 #include "numerics/bulk.h"
@@ -20,17 +18,6 @@
 namespace emu {
 
 namespace {
-
-void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape())
-    throw std::invalid_argument(
-        fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
-}
-
-void check_output(const char* op, const Tensor& in, const Tensor& out) {
-  check_same_shape(op, in, out);
-  if (!out.is_contiguous()) throw std::invalid_argument(fmt::format("{}: the output must be contiguous", op));
-}
 
 template <Activation K>
 void activation_values(const float* x, float* y, int64_t lo, int64_t hi) {
@@ -102,7 +89,7 @@ void add_values(A a, const float* x, const float* y, float* out, int64_t lo, int
 // A pwl function (not relu): pwl_value element by element.
 void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out,
                                     const Tensor& x, Tensor& y, DrawKey key) {
-  check_output("activation_forward", x, y);
+  check_activation_forward(x, y);
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();
@@ -149,9 +136,7 @@ void CpuBackend::activation_forward(Activation kind, const FunctionApprox& fn, c
 void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, const Format& g,
                                      const Tensor& x, const Tensor& y, const Tensor& gy, Tensor& gx,
                                      DrawKey key) {
-  check_same_shape("activation_backward", x, y);
-  check_same_shape("activation_backward", x, gy);
-  check_output("activation_backward", x, gx);
+  check_activation_backward(x, y, gy, gx);
   Tensor xc = x.contiguous(), yc = y.contiguous(), gc = gy.contiguous();
   const float *xp = xc.data(), *yp = yc.data(), *gp = gc.data();
   float* out = gx.data();
@@ -172,8 +157,7 @@ void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, 
 
 // a, b: (n) -> y: (n), y[i] = R_f(a[i] + b[i]).
 void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key) {
-  check_same_shape("elementwise_add", a, b);
-  check_output("elementwise_add", a, y);
+  check_elementwise_add(a, b, y);
   Tensor ac = a.contiguous(), bc = b.contiguous();
   const float *ap = ac.data(), *bp = bc.data();
   float* out = y.data();

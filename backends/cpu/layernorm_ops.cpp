@@ -6,37 +6,21 @@
 // reductions are numerics/layernorm_steps.h's, shared with the CUDA kernels;
 // the reductions are reduce_arith.h's Reducer (mac_reduce's bits, with native
 // binary32 operations for plain fp32).
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
+#include "core/layernorm_checks.h"
 #include "numerics/layernorm_steps.h"
 
 namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
-using cpu_checks::check_result;
-using cpu_checks::check_shape;
 
 constexpr int64_t kRowGrainElements = int64_t{1} << 13;
-
-struct Rows {
-  int64_t R, D;
-};
-
-Rows rows_of(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 2)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (rows, D), got {}", op, what, shape_string(t.shape())));
-  return Rows{t.dim(0), t.dim(1)};
-}
 
 int64_t row_grain(int64_t D) { return std::max<int64_t>(1, kRowGrainElements / std::max<int64_t>(1, D)); }
 
@@ -46,13 +30,7 @@ int64_t row_grain(int64_t D) { return std::max<int64_t>(1, kRowGrainElements / s
 void CpuBackend::layer_norm_forward(const MacPolicy& p, float eps, const Tensor& x, const Tensor* gamma,
                                     const Tensor* beta, Tensor& y, Tensor& xhat, Tensor& invstd,
                                     DrawKey key) {
-  const char* op = "layer_norm_forward";
-  const Rows d = rows_of(op, "x", x);
-  if (gamma) check_shape(op, "gamma", *gamma, {d.D});
-  if (beta) check_shape(op, "beta", *beta, {d.D});
-  check_result(op, "y", y, x.shape());
-  check_result(op, "xhat", xhat, x.shape());
-  check_result(op, "invstd", invstd, {d.R});
+  const LayerNormRows d = check_layer_norm_forward(x, gamma, beta, y, xhat, invstd);
   if (d.R == 0 || d.D == 0) return;
   const Tensor X = x.contiguous();
   const std::vector<float> ga = gamma ? gamma->to_vector() : std::vector<float>();
@@ -95,14 +73,7 @@ void CpuBackend::layer_norm_forward(const MacPolicy& p, float eps, const Tensor&
 void CpuBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const Tensor& xhat,
                                      const Tensor& invstd, const Tensor* gamma, Tensor* gx, Tensor* ggamma,
                                      Tensor* gbeta, DrawKey key) {
-  const char* op = "layer_norm_backward";
-  const Rows d = rows_of(op, "gy", gy);
-  check_shape(op, "xhat", xhat, gy.shape());
-  check_shape(op, "invstd", invstd, {d.R});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.D});
-  if (gx) check_result(op, "gx", *gx, gy.shape());
-  if (ggamma) check_result(op, "ggamma", *ggamma, {d.D});
-  if (gbeta) check_result(op, "gbeta", *gbeta, {d.D});
+  const LayerNormRows d = check_layer_norm_backward(gy, xhat, invstd, gamma, gx, ggamma, gbeta);
   if (d.R == 0 || d.D == 0) {
     if (ggamma) ggamma->fill(0.0f);
     if (gbeta) gbeta->fill(0.0f);

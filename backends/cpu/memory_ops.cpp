@@ -1,13 +1,11 @@
 // Tensor memory ops on the CPU (core/backend_ops_memory.h): the CPU side of
 // every copy, fill and transfer the engine does.
-#include <fmt/format.h>
-
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/op_checks.h"
 #include "core/tensor.h"
 #include "numerics/fp32_ops.h"
 
@@ -35,12 +33,6 @@ void for_each_index(const Tensor& t, Fn fn) {
       idx[d] = 0;
     }
   }
-}
-
-void check_same_shape(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape())
-    throw std::invalid_argument(
-        fmt::format("{}: shapes {} and {} differ", op, shape_string(a.shape()), shape_string(b.shape())));
 }
 
 }  // namespace

@@ -7,19 +7,16 @@
 // the reductions are numerics/norm_steps.h's, shared with the CUDA kernels; the
 // reductions are reduce_arith.h's Reducer (mac_reduce's bits, with native
 // binary32 operations for plain fp32).
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/stage_rows.h"
+#include "core/batchnorm_checks.h"
 #include "numerics/fast_round.h"
 #include "numerics/norm_steps.h"
 #include "numerics/philox.h"
@@ -28,22 +25,10 @@ namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
-using cpu_checks::check_result;
-using cpu_checks::check_shape;
 using cpu_rows::StageRows;
 namespace st = batch_norm_stage;
 
-struct Ncs {
-  int64_t N, C, S;
-  int64_t M() const { return N * S; }
-};
-
-Ncs ncs_of(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 3)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (N, C, S), got {}", op, what, shape_string(t.shape())));
-  return Ncs{t.dim(0), t.dim(1), t.dim(2)};
-}
+using Ncs = BatchNormShape;  // checked by core/batchnorm_checks.h
 
 // Channel c of a contiguous (N, C, S) array, in (n, s) order.
 void gather_channel(const Ncs& d, const float* x, int64_t c, float* out) {
@@ -55,11 +40,7 @@ void gather_channel(const Ncs& d, const float* x, int64_t c, float* out) {
 // x (N,C,S) -> mean, var, var_unbiased (C)
 void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var,
                                   Tensor& var_unbiased, DrawKey key) {
-  const char* op = "batch_norm_stats";
-  const Ncs d = ncs_of(op, "x", x);
-  check_result(op, "mean", mean, {d.C});
-  check_result(op, "var", var, {d.C});
-  check_result(op, "var_unbiased", var_unbiased, {d.C});
+  const Ncs d = check_batch_norm_stats(x, mean, var, var_unbiased);
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   const int64_t M = d.M();
@@ -93,15 +74,7 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
 void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor& x, const Tensor& mean,
                                       const Tensor& var, const Tensor* gamma, const Tensor* beta, Tensor& y,
                                       Tensor& xhat, Tensor& invstd, DrawKey key) {
-  const char* op = "batch_norm_normalize";
-  const Ncs d = ncs_of(op, "x", x);
-  check_shape(op, "mean", mean, {d.C});
-  check_shape(op, "var", var, {d.C});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.C});
-  if (beta) check_shape(op, "beta", *beta, {d.C});
-  check_result(op, "y", y, x.shape());
-  check_result(op, "xhat", xhat, x.shape());
-  check_result(op, "invstd", invstd, {d.C});
+  const Ncs d = check_batch_norm_normalize(x, mean, var, gamma, beta, y, xhat, invstd);
   const Tensor X = x.contiguous();
   const std::vector<float> mu = mean.to_vector(), va = var.to_vector();
   const std::vector<float> ga = gamma ? gamma->to_vector() : std::vector<float>();
@@ -137,12 +110,7 @@ void CpuBackend::batch_norm_normalize(const Format& out, float eps, const Tensor
 void CpuBackend::batch_norm_update_running(const Format& out, float momentum, const Tensor& mean,
                                            const Tensor& var_unbiased, Tensor& running_mean,
                                            Tensor& running_var, DrawKey key) {
-  const char* op = "batch_norm_update_running";
-  const int64_t C = mean.numel();
-  check_shape(op, "mean", mean, {C});
-  check_shape(op, "var_unbiased", var_unbiased, {C});
-  check_result(op, "running_mean", running_mean, {C});
-  check_result(op, "running_var", running_var, {C});
+  const int64_t C = check_batch_norm_update_running(mean, var_unbiased, running_mean, running_var);
   const std::vector<float> mu = mean.to_vector(), vu = var_unbiased.to_vector();
   const float keep = batch_norm_keep(momentum);
   float* rm = running_mean.data();
@@ -159,14 +127,7 @@ void CpuBackend::batch_norm_update_running(const Format& out, float momentum, co
 void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const Tensor& gy,
                                      const Tensor& xhat, const Tensor& invstd, const Tensor* gamma,
                                      Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key) {
-  const char* op = "batch_norm_backward";
-  const Ncs d = ncs_of(op, "gy", gy);
-  check_shape(op, "xhat", xhat, gy.shape());
-  check_shape(op, "invstd", invstd, {d.C});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.C});
-  if (gx) check_result(op, "gx", *gx, gy.shape());
-  if (ggamma) check_result(op, "ggamma", *ggamma, {d.C});
-  if (gbeta) check_result(op, "gbeta", *gbeta, {d.C});
+  const Ncs d = check_batch_norm_backward(gy, xhat, invstd, gamma, gx, ggamma, gbeta);
   const Tensor G = gy.contiguous(), H = xhat.contiguous();
   const float* gp = G.data();
   const float* hp = H.data();

@@ -1,29 +1,16 @@
 // Optimizer updates on the CPU: the per-element steps of numerics/update_arith.h
 // (each arithmetic step one correctly rounded operation in the update format),
 // element after element.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cpu/cpu_backend.h"
+#include "core/optim_checks.h"
 #include "core/tensor.h"
 #include "numerics/update_arith.h"
 
 namespace emu {
-namespace {
-
-void check_same(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || !a.is_contiguous() || !b.is_contiguous())
-    throw std::invalid_argument(fmt::format("{}: tensors of shape {} and {} (both contiguous) expected", op,
-                                            shape_string(a.shape()), shape_string(b.shape())));
-}
-
-}  // namespace
 
 // p, g, buf: same shape; sgd_step per element.
 void CpuBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& grad, Tensor& buf) {
-  check_same("sgd_update", param, grad);
-  if (o.momentum != 0) check_same("sgd_update", param, buf);
+  check_sgd_update(o.momentum != 0, param, grad, buf);
   const UpdateArith u(o.update_format);
   const SgdStep s = sgd_constants(o);
   float* p = param.data();
@@ -35,9 +22,7 @@ void CpuBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& gra
 
 // p, g, m, v: same shape; adam_step per element.
 void CpuBackend::adam_update(const AdamUpdate& o, Tensor& param, const Tensor& grad, Tensor& m, Tensor& v) {
-  check_same("adam_update", param, grad);
-  check_same("adam_update", param, m);
-  check_same("adam_update", param, v);
+  check_adam_update(param, grad, m, v);
   const UpdateArith u(o.update_format);
   const AdamStep s = adam_constants(u, o);
   float* p = param.data();
@@ -50,7 +35,7 @@ void CpuBackend::adam_update(const AdamUpdate& o, Tensor& param, const Tensor& g
 
 // x: (any shape, contiguous) *= factor, each product rounded to f.
 void CpuBackend::scale(const Format& f, Tensor& x, float factor) {
-  if (!x.is_contiguous()) throw std::invalid_argument("scale: contiguous tensor expected");
+  check_scale(x);
   const UpdateArith u(f);
   float* p = x.data();
   for (int64_t i = 0; i < x.numel(); ++i) p[i] = u.mul(p[i], factor);

@@ -6,18 +6,15 @@
 // Window sums and gradient sums are the reduction of numerics/mac.h (mul exact,
 // b = 1), terms in ascending order; see core/backend_ops_nn.h for the
 // arithmetic and docs/layers_nn.md for the choices.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
+#include "core/pool_checks.h"
 #include "numerics/fast_round.h"
 #include "numerics/philox.h"
 #include "numerics/pool_windows.h"
@@ -26,7 +23,6 @@ namespace emu {
 namespace {
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
-using cpu_checks::check_result;
 
 // R_out of a sum of K terms, at the output site of mac_reduce (2K + chunks + 1).
 float finish_sum(const Round& out, int chunk, double v, int64_t K, DrawKey key, uint64_t o, uint64_t sites) {
@@ -82,38 +78,10 @@ struct Pool {
   int64_t planes() const { return N * C; }
   int64_t in_plane() const { return h.in * w.in; }
   int64_t out_plane() const { return h.out() * w.out(); }
-  Shape in_shape() const { return {N, C, h.in, w.in}; }
-  Shape out_shape() const { return {N, C, h.out(), w.out()}; }
 };
 
-void check_4d(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 4)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
-}
-
-// The strided pooling over an input of `in` shape (N, C, H, W).
-Pool strided_pool(const char* op, const Pool2dParams& pp, const Shape& in) {
-  if (pp.kernel_h < 1 || pp.kernel_w < 1 || pp.stride_h < 1 || pp.stride_w < 1 || pp.pad_h < 0 ||
-      pp.pad_w < 0 || 2 * pp.pad_h > pp.kernel_h || 2 * pp.pad_w > pp.kernel_w)
-    throw std::invalid_argument(
-        fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
-                    ">= 1, padding >= 0 and at most half the kernel",
-                    op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
-  if (in[2] + 2 * pp.pad_h - pp.kernel_h < 0 || in[3] + 2 * pp.pad_w - pp.kernel_w < 0)
-    throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op,
-                                            pp.kernel_h, pp.kernel_w, shape_string(in)));
-  return Pool{in[0], in[1], axis_table(strided_pool_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h)),
-              axis_table(strided_pool_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w))};
-}
-
-Pool adaptive_pool(const char* op, const Shape& in, const Shape& out) {
-  if (in[0] != out[0] || in[1] != out[1] || in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
-    throw std::invalid_argument(
-        fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
-  return Pool{in[0], in[1], axis_table(adaptive_pool_axis(in[2], out[2])),
-              axis_table(adaptive_pool_axis(in[3], out[3]))};
-}
+// The window tables of a checked pooling (core/pool_checks.h).
+Pool tables(const PoolShape& s) { return Pool{s.N, s.C, axis_table(s.h), axis_table(s.w)}; }
 
 // y (planes, OH, OW) = R_out(window sum / window size).
 void avg_forward(const MacPolicy& p, const Pool& pl, const float* x, float* y, DrawKey key, int threads) {
@@ -182,14 +150,7 @@ void avg_backward(const MacPolicy& p, const Pool& pl, const float* gy, float* gx
 // x (N,C,H,W) -> y (N,C,OH,OW), argmax (N,C,OH,OW)
 void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y,
                                     Tensor& argmax, DrawKey key) {
-  const char* op = "max_pool2d_forward";
-  check_4d(op, "x", x);
-  const Pool pl = strided_pool(op, pp, x.shape());
-  if (pl.in_plane() >= (int64_t{1} << 24))
-    throw std::invalid_argument(
-        fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, pl.in_plane()));
-  check_result(op, "y", y, pl.out_shape());
-  check_result(op, "argmax", argmax, pl.out_shape());
+  const Pool pl = tables(check_max_pool2d_forward(pp, x, y, argmax));
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
@@ -224,14 +185,7 @@ void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, c
 // gy (N,C,OH,OW), argmax (N,C,OH,OW) -> gx (N,C,H,W)
 void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy,
                                      const Tensor& argmax, Tensor& gx, DrawKey key) {
-  const char* op = "max_pool2d_backward";
-  check_4d(op, "gx", gx);
-  const Pool pl = strided_pool(op, pp, gx.shape());
-  check_result(op, "gx", gx, pl.in_shape());
-  if (gy.shape() != pl.out_shape() || argmax.shape() != pl.out_shape())
-    throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op,
-                                            shape_string(gy.shape()), shape_string(argmax.shape()),
-                                            shape_string(pl.out_shape())));
+  const Pool pl = tables(check_max_pool2d_backward(pp, gy, argmax, gx));
   const Tensor GY = gy.contiguous(), AM = argmax.contiguous();
   const float* gp = GY.data();
   const float* ap = AM.data();
@@ -266,10 +220,7 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
 // x (N,C,H,W) -> y (N,C,OH,OW)
 void CpuBackend::avg_pool2d_forward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& x, Tensor& y,
                                     DrawKey key) {
-  const char* op = "avg_pool2d_forward";
-  check_4d(op, "x", x);
-  const Pool pl = strided_pool(op, pp, x.shape());
-  check_result(op, "y", y, pl.out_shape());
+  const Pool pl = tables(check_avg_pool2d_forward(pp, x, y));
   const Tensor X = x.contiguous();
   avg_forward(p, pl, X.data(), y.data(), key, threads_);
 }
@@ -277,35 +228,21 @@ void CpuBackend::avg_pool2d_forward(const MacPolicy& p, const Pool2dParams& pp, 
 // gy (N,C,OH,OW) -> gx (N,C,H,W)
 void CpuBackend::avg_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy, Tensor& gx,
                                      DrawKey key) {
-  const char* op = "avg_pool2d_backward";
-  check_4d(op, "gx", gx);
-  const Pool pl = strided_pool(op, pp, gx.shape());
-  check_result(op, "gx", gx, pl.in_shape());
-  if (gy.shape() != pl.out_shape())
-    throw std::invalid_argument(
-        fmt::format("{}: gy {} must be {}", op, shape_string(gy.shape()), shape_string(pl.out_shape())));
+  const Pool pl = tables(check_avg_pool2d_backward(pp, gy, gx));
   const Tensor GY = gy.contiguous();
   avg_backward(p, pl, GY.data(), gx.data(), key, threads_);
 }
 
 // x (N,C,H,W) -> y (N,C,OH,OW)
 void CpuBackend::adaptive_avg_pool2d_forward(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
-  const char* op = "adaptive_avg_pool2d_forward";
-  check_4d(op, "x", x);
-  check_4d(op, "y", y);
-  const Pool pl = adaptive_pool(op, x.shape(), y.shape());
-  check_result(op, "y", y, pl.out_shape());
+  const Pool pl = tables(check_adaptive_avg_pool2d_forward(x, y));
   const Tensor X = x.contiguous();
   avg_forward(p, pl, X.data(), y.data(), key, threads_);
 }
 
 // gy (N,C,OH,OW) -> gx (N,C,H,W)
 void CpuBackend::adaptive_avg_pool2d_backward(const MacPolicy& p, const Tensor& gy, Tensor& gx, DrawKey key) {
-  const char* op = "adaptive_avg_pool2d_backward";
-  check_4d(op, "gy", gy);
-  check_4d(op, "gx", gx);
-  const Pool pl = adaptive_pool(op, gx.shape(), gy.shape());
-  check_result(op, "gx", gx, pl.in_shape());
+  const Pool pl = tables(check_adaptive_avg_pool2d_backward(gy, gx));
   const Tensor GY = gy.contiguous();
   avg_backward(p, pl, GY.data(), gx.data(), key, threads_);
 }

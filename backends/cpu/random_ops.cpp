@@ -1,12 +1,10 @@
 // Dropout on the CPU: masks from keyed Philox draws (docs/contract.md section 6), so
 // every backend and thread count drops the same elements.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <functional>
-#include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/elementwise_checks.h"
 #include "core/tensor.h"
 #include "numerics/activations.h"
 #include "numerics/element_arith.h"
@@ -39,11 +37,7 @@ void dropout_range(A a, uint64_t threshold, float scale, const float* x, float* 
 // x: (n) -> y: (n): kept elements R_f(x * scale), dropped ones +0.
 void CpuBackend::dropout(float p, float scale, const Format& f, const Tensor& x, Tensor& y, DrawKey mask_key,
                          DrawKey round_key) {
-  if (x.shape() != y.shape() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("dropout: {} into {} (contiguous output required)",
-                                            shape_string(x.shape()), shape_string(y.shape())));
-  if (!(p >= 0.0f && p <= 1.0f))
-    throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
+  check_dropout(p, x, y);
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();

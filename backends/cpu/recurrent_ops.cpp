@@ -11,16 +11,14 @@
 // Backward mirrors it step by step in the opposite order, then runs the input,
 // weight and bias reductions over the whole sequence. Each element's arithmetic
 // depends only on its own index, so neither threads nor the split change a bit.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <initializer_list>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
+#include "core/recurrent_checks.h"
 #include "core/tensor.h"
 #include "numerics/recurrent_cells.h"
 #include "numerics/recurrent_sums.h"
@@ -30,43 +28,7 @@ namespace {
 
 constexpr int64_t kGrain = 2048;  // units per thread at least (each unit runs several functions)
 
-struct Dims {
-  int64_t N, T, I, H;
-};
-
-[[noreturn]] void shape_error(const char* op, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{}: {}", op, what));
-}
-
-void expect_shape(const char* op, const char* name, const Tensor& t, const Shape& shape) {
-  if (t.shape() != shape)
-    shape_error(
-        op, fmt::format("{} has shape {}, expected {}", name, shape_string(t.shape()), shape_string(shape)));
-}
-
-void expect_output(const char* op, const char* name, const Tensor& t, const Shape& shape) {
-  expect_shape(op, name, t, shape);
-  if (!t.is_contiguous()) shape_error(op, fmt::format("{} must be contiguous", name));
-}
-
-// The op's dimensions from w_ih (G*H, I), w_hh (G*H, H) and N, T.
-Dims dims_of(const char* op, int64_t N, int64_t T, const Tensor& w_ih, const Tensor& w_hh, int64_t gates) {
-  if (w_hh.ndim() != 2 || w_hh.dim(0) != gates * w_hh.dim(1))
-    shape_error(op, fmt::format("w_hh has shape {}, expected ({} H, H)", shape_string(w_hh.shape()), gates));
-  const int64_t H = w_hh.dim(1);
-  if (w_ih.ndim() != 2 || w_ih.dim(0) != gates * H)
-    shape_error(op,
-                fmt::format("w_ih has shape {}, expected ({}, I)", shape_string(w_ih.shape()), gates * H));
-  return {N, T, w_ih.dim(1), H};
-}
-
-// x (N,T,I): N and T, checked against I.
-Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, int64_t gates) {
-  if (x.ndim() != 3) shape_error(op, fmt::format("x must be (N, T, I), got {}", shape_string(x.shape())));
-  const Dims d = dims_of(op, x.dim(0), x.dim(1), w_ih, w_hh, gates);
-  if (x.dim(2) != d.I) shape_error(op, fmt::format("x has {} features, w_ih {}", x.dim(2), d.I));
-  return d;
-}
+using Dims = RecurrentDims;  // checked by core/recurrent_checks.h
 
 // B (I+H, GH) = [w_ih | w_hh]^T, row-major: the forward gemm's second operand.
 std::vector<float> pack_weights(const Tensor& w_ih, const Tensor& w_hh) {
@@ -96,13 +58,6 @@ std::vector<float> transpose_columns(const float* src, int64_t rows, int64_t ld,
         for (int64_t r = r0; r < r1; ++r) out[static_cast<size_t>(c * rows + r)] = src[r * ld + c0 + k];
   }
   return out;
-}
-
-// mask (N,T) as a contiguous copy, or an undefined tensor.
-Tensor mask_of(const char* op, const Tensor* mask, const Dims& d) {
-  if (!mask) return Tensor();
-  expect_shape(op, "mask", *mask, {d.N, d.T});
-  return mask->contiguous();
 }
 
 bool is_valid(const float* mask, const Dims& d, int64_t n, int64_t t) {
@@ -159,29 +114,6 @@ void for_units(const Format& f, DrawKey step, int64_t units, int threads, const 
 
 Tensor contiguous_or_empty(const Tensor* t) { return t ? t->contiguous() : Tensor(); }
 
-// slopes (N,T,width): required (and checked) when a gate function is pwl, else unused (null returned).
-float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d,
-                      int64_t width) {
-  if (!fns.any_pwl()) return nullptr;
-  if (!slopes) shape_error(op, "a pwl gate function needs the slopes output");
-  expect_output(op, "slopes", *slopes, {d.N, d.T, width});
-  return slopes->data();
-}
-
-Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d,
-                       int64_t width) {
-  if (!fns.any_pwl()) return Tensor();
-  if (!slopes) shape_error(op, "a pwl gate function needs the forward's slopes");
-  expect_shape(op, "slopes", *slopes, {d.N, d.T, width});
-  return slopes->contiguous();
-}
-
-void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh) {
-  if (dx) expect_output(op, "dx", *dx, {d.N, d.T, d.I});
-  if (dw_ih) expect_output(op, "dw_ih", *dw_ih, {GH, d.I});
-  if (dw_hh) expect_output(op, "dw_hh", *dw_hh, {GH, d.H});
-}
-
 // The reductions over the whole sequence, from the gate gradients dg (N*T rows of
 // ldg, row n*T + t): dx over the gate units x_cols of each row, dw_ih / dw_hh over
 // the rows (n, t) of the gate units in x_ranges / h_ranges, dbias as plain sums of
@@ -227,20 +159,11 @@ void CpuBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, cons
                               const Tensor& w_hh, const Tensor* bias, const Tensor* mask, bool reverse,
                               Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,
                               Tensor* preact, DrawKey key) {
-  const char* op = "lstm_forward";
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 4);
+  const Dims d = check_lstm_forward(fns.any_pwl(), x, h0, c0, w_ih, w_hh, bias, mask, y, h_n, c_n, xh, saved,
+                                    slopes, preact);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, G = 4 * H;
-  expect_shape(op, "h0", h0, {N, H});
-  expect_shape(op, "c0", c0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {G});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "c_n", c_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, K});
-  expect_output(op, "saved", saved, {N, T, 6 * H});
-  float* slp = forward_slopes(op, fns, slopes, d, 5 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, G});
-  const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = mask_of(op, mask, d);
+  float* slp = fns.any_pwl() ? slopes->data() : nullptr;
+  const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = contiguous_or_empty(mask);
   const std::vector<float> w = pack_weights(w_ih, w_hh);
   const float* xp = xc.data();
   const float* mp = mask ? mc.data() : nullptr;
@@ -285,24 +208,13 @@ void CpuBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, con
                                const Tensor* slopes, const Tensor* gy, const Tensor* gh_n, const Tensor* gc_n,
                                const Tensor* mask, bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh,
                                Tensor* dbias, Tensor& dh0, Tensor& dc0, DrawKey key) {
-  const char* op = "lstm_backward";
-  if (xh.ndim() != 3)
-    shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
-  const Dims d = dims_of(op, xh.dim(0), xh.dim(1), w_ih, w_hh, 4);
+  const Dims d = check_lstm_backward(fns.any_pwl(), w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, dx,
+                                     dw_ih, dw_hh, dbias, dh0, dc0);
   const int64_t N = d.N, T = d.T, H = d.H, G = 4 * H;
-  expect_shape(op, "xh", xh, {N, T, d.I + H});
-  expect_shape(op, "saved", saved, {N, T, 6 * H});
-  const Tensor slc = backward_slopes(op, fns, slopes, d, 5 * H);
+  const Tensor slc = fns.any_pwl() ? slopes->contiguous() : Tensor();
   const float* slp = fns.any_pwl() ? slc.data() : nullptr;
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  if (gc_n) expect_shape(op, "gc_n", *gc_n, {N, H});
-  check_grad_outputs(op, d, G, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {G});
-  expect_output(op, "dh0", dh0, {N, H});
-  expect_output(op, "dc0", dc0, {N, H});
   const Tensor whh = w_hh.contiguous(), xhc = xh.contiguous(), sc = saved.contiguous(),
-               gyc = contiguous_or_empty(gy), mc = mask_of(op, mask, d);
+               gyc = contiguous_or_empty(gy), mc = contiguous_or_empty(mask);
   const float* mp = mask ? mc.data() : nullptr;
   const float* gyp = gy ? gyc.data() : nullptr;
   const float* sp = sc.data();
@@ -351,18 +263,11 @@ void CpuBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, const
                              const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh, const Tensor* bias,
                              const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n, Tensor& xh,
                              Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key) {
-  const char* op = "gru_forward";
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 3);
+  const Dims d =
+      check_gru_forward(fns.any_pwl(), x, h0, w_ih, w_hh, bias, mask, y, h_n, xh, saved, slopes, preact);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, W = 3 * H, G = 4 * H;
-  expect_shape(op, "h0", h0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {G});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, K});
-  expect_output(op, "saved", saved, {N, T, 5 * H});
-  float* slp = forward_slopes(op, fns, slopes, d, 3 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, G});
-  const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = mask_of(op, mask, d);
+  float* slp = fns.any_pwl() ? slopes->data() : nullptr;
+  const Tensor xc = x.contiguous(), bc = contiguous_or_empty(bias), mc = contiguous_or_empty(mask);
   const std::vector<float> w = pack_weights(w_ih, w_hh);  // (K, 3H)
   const float* xp = xc.data();
   const float* wp = w.data();
@@ -412,22 +317,13 @@ void CpuBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, cons
                               const Tensor* gy, const Tensor* gh_n, const Tensor* mask, bool reverse,
                               Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0,
                               DrawKey key) {
-  const char* op = "gru_backward";
-  if (xh.ndim() != 3)
-    shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
-  const Dims d = dims_of(op, xh.dim(0), xh.dim(1), w_ih, w_hh, 3);
+  const Dims d = check_gru_backward(fns.any_pwl(), w_ih, w_hh, xh, saved, slopes, gy, gh_n, mask, dx, dw_ih,
+                                    dw_hh, dbias, dh0);
   const int64_t N = d.N, T = d.T, H = d.H, W = 3 * H, G = 4 * H;
-  expect_shape(op, "xh", xh, {N, T, d.I + H});
-  expect_shape(op, "saved", saved, {N, T, 5 * H});
-  const Tensor slc = backward_slopes(op, fns, slopes, d, 3 * H);
+  const Tensor slc = fns.any_pwl() ? slopes->contiguous() : Tensor();
   const float* slp = fns.any_pwl() ? slc.data() : nullptr;
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  check_grad_outputs(op, d, W, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {G});
-  expect_output(op, "dh0", dh0, {N, H});
   const Tensor whh = w_hh.contiguous(), xhc = xh.contiguous(), sc = saved.contiguous(),
-               gyc = contiguous_or_empty(gy), mc = mask_of(op, mask, d);
+               gyc = contiguous_or_empty(gy), mc = contiguous_or_empty(mask);
   const float* mp = mask ? mc.data() : nullptr;
   const float* gyp = gy ? gyc.data() : nullptr;
   const float* sp = sc.data();

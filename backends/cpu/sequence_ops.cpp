@@ -5,19 +5,17 @@
 //
 // Sums use the Reducer of reduce_arith.h (binary32 additions for plain fp32, the
 // fast IEEE kernel or mac_reduce otherwise), so nothing depends on the thread count.
-// The roundings around them, the one-term sums of the backward passes and the
-// argument checks are numerics/sequence_steps.h's, shared with the CUDA kernels.
-#include <fmt/format.h>
-
+// The roundings around them and the one-term sums of the backward passes are
+// numerics/sequence_steps.h's, shared with the CUDA kernels; the argument
+// checks are core/sequence_checks.h's, shared with the CUDA backend.
 #include <algorithm>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/op_checks.h"
 #include "backends/cpu/reduce_arith.h"
 #include "backends/cpu/row_ops.h"
+#include "core/sequence_checks.h"
 #include "numerics/philox.h"
 #include "numerics/sequence_steps.h"
 #include "numerics/stage_round.h"
@@ -25,27 +23,9 @@
 namespace emu {
 namespace {
 
-using cpu_checks::check_result;
-using cpu_checks::check_shape;
 using cpu_rows::row_grain;
 
 using namespace cpu_reduce;  // NOLINT: the shared helpers of reduce_arith.h
-
-// The entries of a 1-D index tensor as integers, each an exact integer in [0, S).
-std::vector<int64_t> read_index(const char* op, const char* what, const Tensor& index, int64_t S) {
-  return sequence_index(op, what, index.ndim(), shape_string(index.shape()), index.to_vector(), S);
-}
-
-TimeLayout layout_of(const char* op, int time_dim, const Shape& xs) {
-  return time_layout(op, time_dim, xs, shape_string(xs));
-}
-
-Validity validity_of(const char* op, const TimeLayout& t, const Tensor* mask) {
-  if (!mask) return validity(op, t, nullptr);
-  check_shape(op, "mask", *mask, {t.N, t.L});
-  const std::vector<float> m = mask->to_vector();
-  return validity(op, t, &m);
-}
 
 }  // namespace
 
@@ -55,13 +35,8 @@ Validity validity_of(const char* op, const TimeLayout& t, const Tensor* mask) {
 // index (P), x (A,S,B) -> y (A,P,B)
 void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tensor& x, Tensor& y,
                               DrawKey key) {
-  const char* op = "index_gather";
-  if (x.ndim() != 3)
-    throw std::invalid_argument(fmt::format("{}: x must be (A, S, B), got {}", op, shape_string(x.shape())));
-  const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2);
-  const std::vector<int64_t> idx = read_index(op, "index", index, S);
-  const int64_t P = static_cast<int64_t>(idx.size());
-  check_result(op, "y", y, {A, P, B});
+  const std::vector<int64_t> idx = check_index_gather(index, x, y);
+  const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2), P = static_cast<int64_t>(idx.size());
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
@@ -83,15 +58,8 @@ void CpuBackend::index_gather(const Format& out, const Tensor& index, const Tens
 // index (P), src (A,P,B) -> dst (A,S,B)
 void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src,
                            Tensor& dst, DrawKey key) {
-  const char* op = "index_sum";
-  if (src.ndim() != 3 || dst.ndim() != 3)
-    throw std::invalid_argument(fmt::format("{}: src {} and dst {} must be (A, P, B) and (A, S, B)", op,
-                                            shape_string(src.shape()), shape_string(dst.shape())));
-  const int64_t A = dst.dim(0), S = dst.dim(1), B = dst.dim(2);
-  const std::vector<int64_t> idx = read_index(op, "index", index, S);
-  const int64_t P = static_cast<int64_t>(idx.size());
-  check_shape(op, "src", src, {A, P, B});
-  check_result(op, "dst", dst, {A, S, B});
+  const std::vector<int64_t> idx = check_index_sum(index, src, dst);
+  const int64_t A = dst.dim(0), S = dst.dim(1), B = dst.dim(2), P = static_cast<int64_t>(idx.size());
   // The positions of each s, ascending (a stable counting sort).
   std::vector<int64_t> first(static_cast<size_t>(S + 1), 0), order(static_cast<size_t>(P));
   for (int64_t i : idx) ++first[i + 1];
@@ -142,10 +110,9 @@ void CpuBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C)
 void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x,
                                            const Tensor* mask, Tensor& y, DrawKey key) {
-  const char* op = "temporal_avg_pool_forward";
-  const TimeLayout t = layout_of(op, time_dim, x.shape());
-  check_result(op, "y", y, {t.N, t.C});
-  const Validity v = validity_of(op, t, mask);
+  const TemporalPool pool = check_temporal_avg_pool_forward(time_dim, x, mask, y);
+  const TimeLayout& t = pool.t;
+  const Validity& v = pool.v;
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
@@ -187,11 +154,9 @@ void CpuBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, con
 // gy (N,C), mask (N,L) or null -> gx (N,C,L) or (N,L,C)
 void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
                                             const Tensor* mask, Tensor& gx, DrawKey key) {
-  const char* op = "temporal_avg_pool_backward";
-  const TimeLayout t = layout_of(op, time_dim, gx.shape());
-  check_result(op, "gx", gx, t.x_shape());
-  check_shape(op, "gy", gy, {t.N, t.C});
-  const Validity v = validity_of(op, t, mask);
+  const TemporalPool pool = check_temporal_avg_pool_backward(time_dim, gy, mask, gx);
+  const TimeLayout& t = pool.t;
+  const Validity& v = pool.v;
   const std::vector<float> g = gy.to_vector();
   std::vector<float> q(g.size());
   const StageRound quotient(p.out, key.seed, key.stream);  // stage 0
@@ -219,12 +184,9 @@ void CpuBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, co
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C), argmax (N,C)
 void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x,
                                            const Tensor* mask, Tensor& y, Tensor& argmax, DrawKey key) {
-  const char* op = "temporal_max_pool_forward";
-  const TimeLayout t = layout_of(op, time_dim, x.shape());
-  check_time_steps(op, t);
-  check_result(op, "y", y, {t.N, t.C});
-  check_result(op, "argmax", argmax, {t.N, t.C});
-  const Validity v = validity_of(op, t, mask);
+  const TemporalPool pool = check_temporal_max_pool_forward(time_dim, x, mask, y, argmax);
+  const TimeLayout& t = pool.t;
+  const Validity& v = pool.v;
   const Tensor X = x.contiguous();
   const float* xp = X.data();
   float* yp = y.data();
@@ -253,13 +215,10 @@ void CpuBackend::temporal_max_pool_forward(const Format& out, int time_dim, cons
 // gy (N,C), argmax (N,C) -> gx (N,C,L) or (N,L,C)
 void CpuBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
                                             const Tensor& argmax, Tensor& gx, DrawKey key) {
-  const char* op = "temporal_max_pool_backward";
-  const TimeLayout t = layout_of(op, time_dim, gx.shape());
-  check_result(op, "gx", gx, t.x_shape());
-  check_shape(op, "gy", gy, {t.N, t.C});
-  check_shape(op, "argmax", argmax, {t.N, t.C});
+  const TemporalMaxGrad checked = check_temporal_max_pool_backward(time_dim, gy, argmax, gx);
+  const TimeLayout& t = checked.t;
+  const std::vector<int64_t>& am = checked.argmax;
   const std::vector<float> g = gy.to_vector();
-  const std::vector<int64_t> am = read_index(op, "argmax", argmax.contiguous().view({t.N * t.C}), t.L);
   const OneTermSum one(p, key.seed, key.stream);
   float* xp = gx.data();
   parallel_for(t.N * t.L, threads_, row_grain(t.C), [&](int64_t r0, int64_t r1) {

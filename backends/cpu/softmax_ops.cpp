@@ -2,13 +2,11 @@
 // The formulas, rounding sites and draw indices are numerics/softmax_steps.h's
 // (per element) and numerics/row_reduce.h's (the row sums), which the CUDA
 // kernels call too; this file only lays the rows out over the thread pool.
-#include <fmt/format.h>
-
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/row_ops.h"
+#include "core/elementwise_checks.h"
 #include "core/tensor.h"
 #include "numerics/softmax_steps.h"
 
@@ -81,12 +79,6 @@ void backward_rows(A a, const MacPolicy& p, bool log, const float* y, const floa
   }
 }
 
-void check_rows(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.ndim() != 2 || a.shape() != b.shape())
-    throw std::invalid_argument(fmt::format("{}: expected two (rows, C) tensors, got {} and {}", op,
-                                            shape_string(a.shape()), shape_string(b.shape())));
-}
-
 }  // namespace
 
 // x: (rows, C) -> y: (rows, C)
@@ -97,8 +89,7 @@ void CpuBackend::softmax_forward(const MacPolicy& p, bool log, const Tensor& x, 
 // x: (rows, C) -> y: (rows, C), exp exact or pwl
 void CpuBackend::softmax_forward_fn(const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x,
                                     Tensor& y, DrawKey key) {
-  check_rows("softmax_forward", x, y);
-  if (!y.is_contiguous()) throw std::invalid_argument("softmax_forward: the output must be contiguous");
+  check_softmax_forward(x, y);
   Tensor xc = x.contiguous();
   const float* xp = xc.data();
   float* yp = y.data();
@@ -117,9 +108,7 @@ void CpuBackend::softmax_forward_fn(const MacPolicy& p, bool log, const Function
 // y, gy: (rows, C) -> gx: (rows, C)
 void CpuBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy, Tensor& gx,
                                   DrawKey key) {
-  check_rows("softmax_backward", y, gy);
-  check_rows("softmax_backward", y, gx);
-  if (!gx.is_contiguous()) throw std::invalid_argument("softmax_backward: the output must be contiguous");
+  check_softmax_backward(y, gy, gx);
   Tensor yc = y.contiguous(), gc = gy.contiguous();
   const float *yp = yc.data(), *gp = gc.data();
   float* out = gx.data();

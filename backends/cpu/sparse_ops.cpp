@@ -21,6 +21,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/row_ops.h"
 #include "core/csr.h"
+#include "core/sparse_checks.h"
 #include "core/tensor.h"
 #include "numerics/philox.h"
 
@@ -140,7 +141,6 @@ void run_spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, const Ten
 void check_cpu(const char* op, const CsrMatrix& a, const Tensor& b, const Tensor& c) {
   if (a.values.device() != Device::Cpu || b.device() != Device::Cpu || c.device() != Device::Cpu)
     throw std::invalid_argument(fmt::format("{}: operands must be on the CPU", op));
-  if (!c.is_contiguous()) throw std::invalid_argument(fmt::format("{}: c must be contiguous", op));
 }
 
 }  // namespace
@@ -148,12 +148,7 @@ void check_cpu(const char* op, const CsrMatrix& a, const Tensor& b, const Tensor
 // a (R x K CSR), b (K, N), bias (N) or null -> c (R, N)
 void CpuBackend::spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, const Tensor* bias, Tensor& c,
                       DrawKey key) {
-  csr_validate(a, "spmm: a");
-  if (b.ndim() != 2 || b.dim(0) != a.cols || c.ndim() != 2 || c.dim(0) != a.rows || c.dim(1) != b.dim(1) ||
-      (bias && (bias->ndim() != 1 || bias->numel() != b.dim(1))))
-    throw std::invalid_argument(fmt::format("spmm: a {} x {} (CSR) x b {} -> c {}{}", a.rows, a.cols,
-                                            shape_string(b.shape()), shape_string(c.shape()),
-                                            bias ? " with bias " + shape_string(bias->shape()) : ""));
+  check_spmm(a, b, bias, c);
   check_cpu("spmm", a, b, c);
   run_spmm(p, a, b, bias, c, key, threads_);
 }
@@ -161,11 +156,7 @@ void CpuBackend::spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, c
 // a (R x K CSR), b (R, N) -> c (K, N) = a^T b
 void CpuBackend::spmm_transposed(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, Tensor& c,
                                  DrawKey key) {
-  csr_validate(a, "spmm_transposed: a");
-  if (b.ndim() != 2 || b.dim(0) != a.rows || c.ndim() != 2 || c.dim(0) != a.cols || c.dim(1) != b.dim(1))
-    throw std::invalid_argument(fmt::format("spmm_transposed: a^T with a {} x {} (CSR) x b {} -> c {}",
-                                            a.rows, a.cols, shape_string(b.shape()),
-                                            shape_string(c.shape())));
+  check_spmm_transposed(a, b, c);
   check_cpu("spmm_transposed", a, b, c);
   const CsrMatrix t = csr_transpose_unchecked(a);
   run_spmm(p, t, b, nullptr, c, key, threads_);

@@ -1,12 +1,10 @@
 // N:M masks on the CPU (core/backend_ops_sparsity.h defines the ops). Each row
 // of the read layout is independent, so rows are split over threads and the
 // result does not depend on the thread count.
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/sparsity_checks.h"
 #include "core/tensor.h"
 #include "numerics/nm_rank.h"
 
@@ -15,15 +13,7 @@ namespace emu {
 // s: (layout.numel()) -> mask: same shape, 1.0f kept / 0.0f dropped.
 void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawKey key) {
   const ReadLayout& l = p.layout;
-  if (p.n < 1 || p.m < 1 || p.m > kNmMaxGroup)
-    throw std::invalid_argument(
-        fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n, p.m, kNmMaxGroup));
-  if (l.len <= 0 || l.outer < 0 || l.inner <= 0 || l.numel() != s.numel())
-    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements",
-                                            l.outer, l.len, l.inner, s.numel()));
-  if (mask.numel() != s.numel() || !mask.is_contiguous())
-    throw std::invalid_argument(fmt::format("nm_mask: mask of shape {} for scores of shape {} (contiguous)",
-                                            shape_string(mask.shape()), shape_string(s.shape())));
+  check_nm_mask(p, s, mask);
   Tensor sc = s.contiguous();
   const float* sp = sc.data();
   float* mp = mask.data();
@@ -57,10 +47,7 @@ void CpuBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawK
 
 // x, mask -> y: y[i] = mask[i] != 0 ? x[i] : +0.
 void CpuBackend::apply_mask(const Tensor& x, const Tensor& mask, Tensor& y) {
-  if (x.numel() != mask.numel() || y.numel() != x.numel() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)",
-                                            shape_string(x.shape()), shape_string(mask.shape()),
-                                            shape_string(y.shape())));
+  check_apply_mask(x, mask, y);
   Tensor xc = x.contiguous(), mc = mask.contiguous();
   const float* xp = xc.data();
   const float* mp = mc.data();

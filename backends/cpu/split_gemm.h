@@ -1,6 +1,6 @@
 // The CPU's fast route for split multipliers (docs/contract.md section 5.6):
 // C = A B under `mul: split:fp32b|fp32f|fp32t|auto` with a plain fp32
-// accumulator, mac_reduce's bits (tests/test_split_gemm.cpp).
+// accumulator, mac_reduce's bits (tests/test_split_mul.cpp).
 //
 //   A (M, K) row-major with lda, B (K, N) row-major with ldb, C (M, N) with ldc:
 //   C[i][j] = mac_reduce(p, A[i][0..K), B[0..K)[j], K, bias ? &bias[j] : null)

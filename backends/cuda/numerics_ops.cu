@@ -1,5 +1,9 @@
-#include "backends/cuda/device.h"
+// The element-wise numerics of numerics_ops.h on the GPU, through the device
+// memory, transfers and launches of the CUDA backend (backends/cuda/ops/:
+// scratch arrays from its caching allocator, its one stream).
 #include "backends/cuda/numerics_ops.h"
+#include "backends/cuda/ops/runtime.h"
+#include "backends/cuda/ops/scratch.h"
 #include "numerics/functions.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
@@ -75,41 +79,53 @@ __global__ void decode_kernel(Format f, const uint32_t* codes, float* values, si
   if (i < n) values[i] = static_cast<float>(decode(f, codes[i]));
 }
 
+constexpr unsigned kBlock = 256;
+
+// Blocks of kBlock threads covering n elements (n > 0).
+dim3 grid_for(size_t n) { return dim3(static_cast<unsigned>((n + kBlock - 1) / kBlock)); }
+
+// n values of T: host -> device, device -> host (synchronises the stream).
+template <class T>
+void upload(const DeviceArray<T>& d, const T* host, size_t n) {
+  copy_to_device(d.get(), host, n * sizeof(T));
+}
+template <class T>
+void download(const DeviceArray<T>& d, T* host, size_t n) {
+  copy_to_host(host, d.get(), n * sizeof(T));
+}
+
 }  // namespace
 
 void elementwise_on_device(ArithOp op, const Format& f, const float* a, const float* b, float* out, size_t n,
                            DrawKey key) {
   if (n == 0) return;
-  DeviceArray<float> da(n), db(n), dout(n);
-  da.upload(a);
-  db.upload(b ? b : a);
-  elementwise_kernel<<<grid_for(n), 256>>>(op, f, da.data(), db.data(), dout.data(), n, key);
-  check(cudaGetLastError(), "elementwise_kernel launch");
-  check(cudaDeviceSynchronize(), "elementwise_kernel");
-  dout.download(out);
+  const DeviceArray<float> da(n), db(n), dout(n);
+  upload(da, a, n);
+  upload(db, b ? b : a, n);
+  gpu::launch("elementwise_kernel", elementwise_kernel, grid_for(n), dim3(kBlock), 0, stream(), op, f,
+              static_cast<const float*>(da.get()), static_cast<const float*>(db.get()), dout.get(), n, key);
+  download(dout, out, n);
 }
 
 void function_on_device(FunctionOp fn, const float* x, float* y, size_t n) {
   if (n == 0) return;
-  DeviceArray<float> dx(n), dy(n);
-  dx.upload(x);
-  function_kernel<<<grid_for(n), 256>>>(fn, dx.data(), dy.data(), n);
-  check(cudaGetLastError(), "function_kernel launch");
-  check(cudaDeviceSynchronize(), "function_kernel");
-  dy.download(y);
+  const DeviceArray<float> dx(n), dy(n);
+  upload(dx, x, n);
+  gpu::launch("function_kernel", function_kernel, grid_for(n), dim3(kBlock), 0, stream(), fn,
+              static_cast<const float*>(dx.get()), dy.get(), n);
+  download(dy, y, n);
 }
 
 float function_on_host(FunctionOp fn, float x) { return apply_function(fn, x); }
 
 void decode_on_device(const Format& f, const uint32_t* codes, float* values, size_t n) {
   if (n == 0) return;
-  DeviceArray<uint32_t> dcodes(n);
-  DeviceArray<float> dvalues(n);
-  dcodes.upload(codes);
-  decode_kernel<<<grid_for(n), 256>>>(f, dcodes.data(), dvalues.data(), n);
-  check(cudaGetLastError(), "decode_kernel launch");
-  check(cudaDeviceSynchronize(), "decode_kernel");
-  dvalues.download(values);
+  const DeviceArray<uint32_t> dcodes(n);
+  const DeviceArray<float> dvalues(n);
+  upload(dcodes, codes, n);
+  gpu::launch("decode_kernel", decode_kernel, grid_for(n), dim3(kBlock), 0, stream(), f,
+              static_cast<const uint32_t*>(dcodes.get()), dvalues.get(), n);
+  download(dvalues, values, n);
 }
 
 }  // namespace emu::cuda

@@ -1,5 +1,6 @@
 // Element-wise numerics on the GPU: the same numerics/ functions as the CPU,
-// run in device code, for the CPU-vs-GPU validation and for later kernels.
+// run in device code, for the CPU-vs-GPU comparison of each function
+// (tests/test_cuda_numerics.cpp).
 // Plain C++ header: host code includes it without CUDA headers.
 #pragma once
 

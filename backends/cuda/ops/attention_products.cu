@@ -13,52 +13,16 @@
 // one: the same elements in the same k order), and every output draws at its
 // row-major index in the whole result (stage 0: the key as given), as the CPU's
 // per-output loop does under :sr. The kernel's paths give mac_reduce's bits.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/gemm_strided.h"
 #include "backends/cuda/ops/gemm_tile.h"
+#include "core/attention_checks.h"
 
 namespace emu::EMU_CUDA_NS {
-
-bool group_ready::attention_products() { return true; }
-
 namespace {
 
-struct Dims {
-  int64_t N, T, S, H, D;
-  int64_t E() const { return H * D; }
-};
-
-// D of a (N, L, heads*D) operand; the CPU's checks and messages.
-int64_t head_dim(const char* op, const char* what, const Tensor& t, int64_t heads) {
-  if (t.ndim() != 3 || heads <= 0 || t.dim(2) % heads != 0)
-    throw std::invalid_argument(fmt::format("{}: {} of shape {} is not (N, L, {} heads x D)", op, what,
-                                            shape_string(t.shape()), heads));
-  return t.dim(2) / heads;
-}
-
-// a (N,H,T,S) and a (N, L, H*D) operand that must agree with it.
-Dims weights_dims(const char* op, const Tensor& a, const Tensor& other, int64_t heads, bool other_is_keys) {
-  if (a.ndim() != 4 || a.dim(1) != heads)
-    throw std::invalid_argument(
-        fmt::format("{}: weights of shape {} are not (N, {}, T, S)", op, shape_string(a.shape()), heads));
-  const int64_t D = head_dim(op, other_is_keys ? "y" : "x", other, heads);
-  const Dims d{a.dim(0), a.dim(2), a.dim(3), heads, D};
-  if (other.dim(0) != d.N || other.dim(1) != (other_is_keys ? d.S : d.T))
-    throw std::invalid_argument(fmt::format("{}: weights {} and operand {} disagree", op,
-                                            shape_string(a.shape()), shape_string(other.shape())));
-  return d;
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
+using Dims = AttentionDims;  // checked by core/attention_checks.h
 
 // The (N*H) batched product with the given strides into c.
 void run_heads(const char* kernel, const MacPolicy& p, const Dims& d, const tile::StridedProduct& prob,
@@ -78,14 +42,8 @@ void run_heads(const char* kernel, const MacPolicy& p, const Dims& d, const tile
 // x (N,T,H*D), y (N,S,H*D) -> s (N,H,T,S); rows t, columns j, k = d
 void CudaBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tensor& x, const Tensor& y,
                                    Tensor& s, DrawKey key) {
-  const char* op = "attention_scores";
-  OpScope scope(op);
-  const int64_t D = head_dim(op, "x", x, heads);
-  if (head_dim(op, "y", y, heads) != D || y.dim(0) != x.dim(0))
-    throw std::invalid_argument(
-        fmt::format("{}: x {} and y {} disagree", op, shape_string(x.shape()), shape_string(y.shape())));
-  const Dims d{x.dim(0), x.dim(1), y.dim(1), heads, D};
-  check_result(op, "s", s, {d.N, d.H, d.T, d.S});
+  OpScope scope("attention_scores");
+  const Dims d = check_attention_scores(heads, x, y, s);
   float* sp = contiguous_data(s, "s");
   if (s.numel() == 0) return;
   const Tensor X = x.contiguous(), Y = y.contiguous();
@@ -101,11 +59,9 @@ void CudaBackend::attention_scores(const MacPolicy& p, int64_t heads, const Tens
 // a (N,H,T,S), y (N,S,H*D) -> c (N,T,H*D); rows t, columns d, k = j
 void CudaBackend::attention_context(const MacPolicy& p, int64_t heads, const Tensor& a, const Tensor& y,
                                     Tensor& c, DrawKey key) {
-  const char* op = "attention_context";
-  OpScope scope(op);
-  const Dims d = weights_dims(op, a, y, heads, true);
+  OpScope scope("attention_context");
+  const Dims d = check_attention_context(heads, a, y, c);
   const int64_t E = d.E();
-  check_result(op, "c", c, {d.N, d.T, E});
   float* cp = contiguous_data(c, "c");
   if (c.numel() == 0) return;
   const Tensor A = a.contiguous(), Y = y.contiguous();
@@ -120,11 +76,9 @@ void CudaBackend::attention_context(const MacPolicy& p, int64_t heads, const Ten
 // a (N,H,T,S), x (N,T,H*D) -> c (N,S,H*D); rows j, columns d, k = t
 void CudaBackend::attention_context_transposed(const MacPolicy& p, int64_t heads, const Tensor& a,
                                                const Tensor& x, Tensor& c, DrawKey key) {
-  const char* op = "attention_context_transposed";
-  OpScope scope(op);
-  const Dims d = weights_dims(op, a, x, heads, false);
+  OpScope scope("attention_context_transposed");
+  const Dims d = check_attention_context_transposed(heads, a, x, c);
   const int64_t E = d.E();
-  check_result(op, "c", c, {d.N, d.S, E});
   float* cp = contiguous_data(c, "c");
   if (c.numel() == 0) return;
   const Tensor A = a.contiguous(), X = x.contiguous();

@@ -14,15 +14,12 @@
 // one thread per element. Every rounding draws at the CPU's index (element
 // r*S + j at the stage offsets of attention_site, the sum at
 // r * mac_site_count(S, chunk) + its site), so the bits are the CPU's.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/attention_checks.h"
 #include "core/backend_ops_attention.h"
 #include "numerics/element_arith.h"
 #include "numerics/functions.h"
@@ -141,7 +138,7 @@ __global__ void masked_grad_kernel(A arith, float scale, MaskShape sh, const flo
   }
 }
 
-// --- argument checks (the CPU's messages) -----------------------------------
+// --- the checked scores ------------------------------------------------------
 
 // The scores' (N,H,T,S) and the mask's contiguous copy (kept alive by `mask`).
 struct Scores {
@@ -153,24 +150,9 @@ struct Scores {
   int64_t rows() const { return N * H * T; }
 };
 
-Scores scores_of(const char* op, const Tensor& s, const Tensor* key_padding) {
-  if (s.ndim() != 4)
-    throw std::invalid_argument(
-        fmt::format("{}: scores of shape {} are not (N, H, T, S)", op, shape_string(s.shape())));
-  Scores sc{s.dim(0), s.dim(1), s.dim(2), s.dim(3), Tensor()};
-  if (key_padding && key_padding->shape() != Shape{sc.N, sc.S})
-    throw std::invalid_argument(fmt::format("{}: key padding mask of shape {} for scores {}, want ({}, {})",
-                                            op, shape_string(key_padding->shape()), shape_string(s.shape()),
-                                            sc.N, sc.S));
-  if (key_padding) sc.mask = key_padding->contiguous();
-  return sc;
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
+// Checked scores (core/attention_checks.h) and the mask's contiguous copy.
+Scores scores_of(const AttentionScores& d, const Tensor* key_padding) {
+  return Scores{d.N, d.H, d.T, d.S, key_padding ? key_padding->contiguous() : Tensor()};
 }
 
 // The forward's five launches under arithmetic A (Fp32Arith or ElementArith).
@@ -195,8 +177,6 @@ void forward(A a, const MacPolicy& p, bool native, const FunctionApprox& exp, fl
 
 }  // namespace
 
-bool group_ready::attention_softmax() { return true; }
-
 // s (N,H,T,S), key_padding (N,S) or null -> probs (N,H,T,S)
 void CudaBackend::attention_softmax_forward(const MacPolicy& p, float scale, bool causal, const Tensor& s,
                                             const Tensor* key_padding, Tensor& probs, DrawKey key) {
@@ -207,10 +187,8 @@ void CudaBackend::attention_softmax_forward(const MacPolicy& p, float scale, boo
 void CudaBackend::attention_softmax_forward_fn(const MacPolicy& p, const FunctionApprox& exp, float scale,
                                                bool causal, const Tensor& s, const Tensor* key_padding,
                                                Tensor& probs, DrawKey key) {
-  const char* op = "attention_softmax_forward";
-  OpScope scope(op);
-  const Scores sc = scores_of(op, s, key_padding);
-  check_result(op, "probs", probs, s.shape());
+  OpScope scope("attention_softmax_forward");
+  const Scores sc = scores_of(check_attention_softmax_forward(s, key_padding, probs), key_padding);
   if (sc.rows() * sc.S == 0) return;
   const Tensor sc_c = s.contiguous();
   const float* sp = contiguous_data(sc_c, "scores");
@@ -227,13 +205,8 @@ void CudaBackend::attention_softmax_forward_fn(const MacPolicy& p, const Functio
 void CudaBackend::attention_softmax_backward(const MacPolicy& p, float scale, bool causal,
                                              const Tensor& probs, const Tensor& gprobs,
                                              const Tensor* key_padding, Tensor& gs, DrawKey key) {
-  const char* op = "attention_softmax_backward";
-  OpScope scope(op);
-  const Scores sc = scores_of(op, probs, key_padding);
-  if (gprobs.shape() != probs.shape())
-    throw std::invalid_argument(fmt::format("{}: gprobs {} for probs {}", op, shape_string(gprobs.shape()),
-                                            shape_string(probs.shape())));
-  check_result(op, "gs", gs, probs.shape());
+  OpScope scope("attention_softmax_backward");
+  const Scores sc = scores_of(check_attention_softmax_backward(probs, gprobs, key_padding, gs), key_padding);
   const int64_t rows = sc.rows(), n = rows * sc.S;
   if (n == 0) return;
   const Tensor yc = probs.contiguous(), gc = gprobs.contiguous();

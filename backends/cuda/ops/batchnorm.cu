@@ -12,15 +12,12 @@
 // chunk there is one piece per channel, a single dependent chain of M roundings:
 // see stats_pieces_kernel for what that costs. No atomics: every piece, every
 // channel and every element is written by its own thread.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/batchnorm_checks.h"
 #include "numerics/norm_chunks.h"
 #include "numerics/norm_steps.h"
 #include "numerics/row_reduce.h"
@@ -191,22 +188,8 @@ __global__ void grad_input_kernel(BatchNormBackwardSteps steps, bool batch_stats
   }
 }
 
-// The CPU's argument checks and messages (backends/cpu/op_checks.h).
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
-Ncs ncs_of(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 3)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (N, C, S), got {}", op, what, shape_string(t.shape())));
-  return Ncs{t.dim(0), t.dim(1), t.dim(2)};
-}
+// The kernels' view of a shape checked by core/batchnorm_checks.h.
+Ncs ncs(const BatchNormShape& s) { return Ncs{s.N, s.C, s.S}; }
 
 // A contiguous device copy of an optional (C) input, or null.
 const float* optional_data(const Tensor* t, Tensor& keep, const char* what) {
@@ -217,17 +200,11 @@ const float* optional_data(const Tensor* t, Tensor& keep, const char* what) {
 
 }  // namespace
 
-bool group_ready::batchnorm() { return true; }
-
 // x (N,C,S) -> mean, var, var_unbiased (C)
 void CudaBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& mean, Tensor& var,
                                    Tensor& var_unbiased, DrawKey key) {
-  const char* op = "batch_norm_stats";
-  OpScope scope(op);
-  const Ncs d = ncs_of(op, "x", x);
-  check_result(op, "mean", mean, {d.C});
-  check_result(op, "var", var, {d.C});
-  check_result(op, "var_unbiased", var_unbiased, {d.C});
+  OpScope scope("batch_norm_stats");
+  const Ncs d = ncs(check_batch_norm_stats(x, mean, var, var_unbiased));
   if (d.C == 0) return;
   const Tensor xc = x.contiguous();
   const float* xp = d.M() ? contiguous_data(xc, "x") : nullptr;
@@ -255,16 +232,8 @@ void CudaBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& 
 void CudaBackend::batch_norm_normalize(const Format& out, float eps, const Tensor& x, const Tensor& mean,
                                        const Tensor& var, const Tensor* gamma, const Tensor* beta, Tensor& y,
                                        Tensor& xhat, Tensor& invstd, DrawKey key) {
-  const char* op = "batch_norm_normalize";
-  OpScope scope(op);
-  const Ncs d = ncs_of(op, "x", x);
-  check_shape(op, "mean", mean, {d.C});
-  check_shape(op, "var", var, {d.C});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.C});
-  if (beta) check_shape(op, "beta", *beta, {d.C});
-  check_result(op, "y", y, x.shape());
-  check_result(op, "xhat", xhat, x.shape());
-  check_result(op, "invstd", invstd, {d.C});
+  OpScope scope("batch_norm_normalize");
+  const Ncs d = ncs(check_batch_norm_normalize(x, mean, var, gamma, beta, y, xhat, invstd));
   if (d.C == 0) return;
   const Tensor mc = mean.contiguous(), vc = var.contiguous();
   Tensor gc, bc;
@@ -287,13 +256,8 @@ void CudaBackend::batch_norm_normalize(const Format& out, float eps, const Tenso
 void CudaBackend::batch_norm_update_running(const Format& out, float momentum, const Tensor& mean,
                                             const Tensor& var_unbiased, Tensor& running_mean,
                                             Tensor& running_var, DrawKey key) {
-  const char* op = "batch_norm_update_running";
-  OpScope scope(op);
-  const int64_t C = mean.numel();
-  check_shape(op, "mean", mean, {C});
-  check_shape(op, "var_unbiased", var_unbiased, {C});
-  check_result(op, "running_mean", running_mean, {C});
-  check_result(op, "running_var", running_var, {C});
+  OpScope scope("batch_norm_update_running");
+  const int64_t C = check_batch_norm_update_running(mean, var_unbiased, running_mean, running_var);
   if (C == 0) return;
   // Copies, as the CPU reads them: the running statistics may share storage with them.
   const Tensor mc = mean.clone(), vc = var_unbiased.clone();
@@ -308,15 +272,8 @@ void CudaBackend::batch_norm_update_running(const Format& out, float momentum, c
 void CudaBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const Tensor& gy,
                                       const Tensor& xhat, const Tensor& invstd, const Tensor* gamma,
                                       Tensor* gx, Tensor* ggamma, Tensor* gbeta, DrawKey key) {
-  const char* op = "batch_norm_backward";
-  OpScope scope(op);
-  const Ncs d = ncs_of(op, "gy", gy);
-  check_shape(op, "xhat", xhat, gy.shape());
-  check_shape(op, "invstd", invstd, {d.C});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.C});
-  if (gx) check_result(op, "gx", *gx, gy.shape());
-  if (ggamma) check_result(op, "ggamma", *ggamma, {d.C});
-  if (gbeta) check_result(op, "gbeta", *gbeta, {d.C});
+  OpScope scope("batch_norm_backward");
+  const Ncs d = ncs(check_batch_norm_backward(gy, xhat, invstd, gamma, gx, ggamma, gbeta));
   if (d.C == 0) return;
   const int64_t M = d.M(), n = d.N * d.C * d.S, runs = chunk_runs(M, p.chunk), pieces = d.C * runs;
   const uint64_t sites = mac_site_count(M, p.chunk);

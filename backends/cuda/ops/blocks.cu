@@ -12,14 +12,11 @@
 // has one block, the whole tensor: its pass 1 is a single thread scanning every
 // element (a latency bound, one load per element), pass 2 is as parallel as for
 // any other format.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/block_checks.h"
 #include "numerics/block_format.h"
 
 namespace emu::EMU_CUDA_NS {
@@ -54,16 +51,11 @@ __global__ void block_elements_kernel(BlockParams p, BlockGrid g, const float* x
 
 }  // namespace
 
-bool group_ready::blocks() { return true; }
-
 // x: (n) viewed as [layout.outer, layout.len, layout.inner] -> y: same shape (y may be x)
 void CudaBackend::quantize_blocks(const Format& f, const Tensor& x, Tensor& y, const ReadLayout& layout,
                                   DrawKey key) {
   OpScope scope("quantize_blocks");
-  if (x.shape() != y.shape() || layout.numel() != x.numel())
-    throw std::invalid_argument(fmt::format("quantize_blocks: {} into {} with layout [{}, {}, {}]",
-                                            shape_string(x.shape()), shape_string(y.shape()), layout.outer,
-                                            layout.len, layout.inner));
+  check_quantize_blocks(x, y, layout);
   const BlockParams p = block_params(f);
   const ReadLayout l = block_layout(p, layout);
   const BlockGrid g{l, p.block_size > 0 ? p.block_size : l.len, blocks_per_row(p, l)};

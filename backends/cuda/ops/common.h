@@ -42,12 +42,6 @@ inline float* contiguous_data(const Tensor& t, const char* what) {
   return view_of(t).data;
 }
 
-inline void check_same_shape(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape())
-    throw std::invalid_argument(fmt::format("{}: shapes {} and {} differ", current_op(),
-                                            shape_string(a.shape()), shape_string(b.shape())));
-}
-
 // Element-wise loops: blocks of 256 threads striding over n elements; at most
 // 4096 blocks (a thread then handles several elements). Which thread handles
 // which element never changes a result: every element is computed alone.

@@ -41,9 +41,6 @@
 #include "numerics/row_reduce.h"
 
 namespace emu::EMU_CUDA_NS {
-
-bool group_ready::conv() { return true; }
-
 namespace {
 
 // q = k / d, r = k % d for 0 <= k < 2^31, 0 < d < 2^31 (the host checks the bounds): the 32-bit
@@ -72,17 +69,6 @@ struct ConvGeom : ConvShape {
     return r == 0 && q < out ? q : -1;
   }
 };
-
-// The geometry from the input and weight shapes, checked (core/conv_checks.h).
-ConvGeom conv_geom(const char* op, const Conv2dParams& cp, const Shape& xs, const Shape& ws) {
-  return ConvGeom{conv_shape(op, cp, xs, ws)};
-}
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
 
 // The loaders decode k and the positions derived from it (a tap, a padded coordinate) with
 // 32-bit divisions (divmod): the largest of them must fit.
@@ -282,9 +268,7 @@ void CudaBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, con
                                  const Tensor* bias, Tensor& y, DrawKey key) {
   const char* op = "conv2d_forward";
   OpScope scope(op);
-  const ConvGeom g = conv_geom(op, cp, x.shape(), w.shape());
-  if (bias) check_shape(op, "bias", *bias, {g.C_out});
-  check_shape(op, "y", y, {g.N, g.C_out, g.OH, g.OW});
+  const ConvGeom g{check_conv2d_forward(cp, x, w, bias, y)};
   float* yp = contiguous_data(y, "y");
   if (y.numel() == 0) return;
   check_index_range(op, g, g.kg());
@@ -306,9 +290,7 @@ void CudaBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, 
                                     const Tensor& w, Tensor& gx, DrawKey key) {
   const char* op = "conv2d_grad_input";
   OpScope scope(op);
-  const ConvGeom g = conv_geom(op, cp, gx.shape(), w.shape());
-  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
-  check_shape(op, "gx", gx, {g.N, g.C_in, g.H, g.W});
+  const ConvGeom g{check_conv2d_grad_input(cp, gy, w, gx)};
   float* xp = contiguous_data(gx, "gx");
   if (gx.numel() == 0) return;
   check_index_range(op, g, g.kgi());
@@ -329,9 +311,7 @@ void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp,
                                      const Tensor& gy, Tensor& gw, DrawKey key) {
   const char* op = "conv2d_grad_weight";
   OpScope scope(op);
-  const ConvGeom g = conv_geom(op, cp, x.shape(), gw.shape());
-  check_shape(op, "gy", gy, {g.N, g.C_out, g.OH, g.OW});
-  check_shape(op, "gw", gw, {g.C_out, g.Cig, g.KH, g.KW});
+  const ConvGeom g{check_conv2d_grad_weight(cp, x, gy, gw)};
   float* wp = contiguous_data(gw, "gw");
   if (gw.numel() == 0) return;
   check_index_range(op, g, g.N * g.ohw());
@@ -351,10 +331,8 @@ void CudaBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp,
 // rounded to p.out.
 void CudaBackend::channel_sum(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("channel_sum");
-  if (x.ndim() != 3)
-    throw std::invalid_argument("channel_sum: x must be (N, C, S), got " + shape_string(x.shape()));
+  check_channel_sum(x, y);
   const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2), K = N * S;
-  check_shape("channel_sum", "y", y, {C});
   float* yp = contiguous_data(y, "y");
   if (C == 0) return;
   const Tensor X = x.contiguous();

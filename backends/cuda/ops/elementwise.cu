@@ -8,13 +8,10 @@
 // ElementArith; both give the same bits where both apply, and the split is the
 // CPU's. Inputs are read from contiguous copies where they are views, as the
 // CPU reads them, so an output may alias an input exactly where it may there.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/launch_each.h"
+#include "core/elementwise_checks.h"
 #include "numerics/activations.h"
 #include "numerics/element_arith.h"
 #include "numerics/format_spec.h"
@@ -89,20 +86,13 @@ __global__ void dropout_kernel(A arith, uint64_t threshold, float scale, const f
   }
 }
 
-// The output of an element-wise op: the input's shape, contiguous (the CPU's checks and wording).
-void check_output(const Tensor& in, const Tensor& out) {
-  check_same_shape(in, out);
-  if (!out.is_contiguous())
-    throw std::invalid_argument(fmt::format("{}: the output must be contiguous", current_op()));
-}
-
 }  // namespace
 
 // x: (n) -> y: (n), y[i] = R_out(f(x[i])); a pwl function (not relu): pwl_value.
 void CudaBackend::activation_forward(Activation kind, const FunctionApprox& fn, const Format& out,
                                      const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("activation_forward");
-  check_output(x, y);
+  check_activation_forward(x, y);
   const Tensor xc = x.contiguous();
   const int64_t n = x.numel();
   if (n == 0) return;
@@ -127,9 +117,7 @@ void CudaBackend::activation_backward(Activation kind, const FunctionApprox& fn,
                                       const Tensor& x, const Tensor& y, const Tensor& gy, Tensor& gx,
                                       DrawKey key) {
   OpScope scope("activation_backward");
-  check_same_shape(x, y);
-  check_same_shape(x, gy);
-  check_output(x, gx);
+  check_activation_backward(x, y, gy, gx);
   const Tensor xc = x.contiguous(), yc = y.contiguous(), gc = gy.contiguous();
   const int64_t n = x.numel();
   if (n == 0) return;
@@ -147,8 +135,7 @@ void CudaBackend::activation_backward(Activation kind, const FunctionApprox& fn,
 // a, b: (n) -> y: (n), y[i] = R_f(a[i] + b[i]).
 void CudaBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key) {
   OpScope scope("elementwise_add");
-  check_same_shape(a, b);
-  check_output(a, y);
+  check_elementwise_add(a, b, y);
   const Tensor ac = a.contiguous(), bc = b.contiguous();
   const int64_t n = a.numel();
   if (n == 0) return;
@@ -165,11 +152,7 @@ void CudaBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor
 void CudaBackend::dropout(float p, float scale, const Format& f, const Tensor& x, Tensor& y, DrawKey mask_key,
                           DrawKey round_key) {
   OpScope scope("dropout");
-  if (x.shape() != y.shape() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("dropout: {} into {} (contiguous output required)",
-                                            shape_string(x.shape()), shape_string(y.shape())));
-  if (!(p >= 0.0f && p <= 1.0f))
-    throw std::invalid_argument(fmt::format("dropout: p = {} is not in [0, 1]", p));
+  check_dropout(p, x, y);
   const Tensor xc = x.contiguous();
   const int64_t n = x.numel();
   if (n == 0) return;

@@ -12,17 +12,14 @@
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/gemm_strided.h"
 #include "backends/cuda/ops/gemm_tile.h"
+#include "core/dense_checks.h"
 
 namespace emu::EMU_CUDA_NS {
 
 void CudaBackend::gemm(const MacPolicy& policy, const Tensor& a, const Tensor& b, const Tensor* bias,
                        Tensor& c, DrawKey key) {
   OpScope scope("gemm");
-  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2 || a.dim(1) != b.dim(0) || c.dim(0) != a.dim(0) ||
-      c.dim(1) != b.dim(1) || (bias && bias->numel() != b.dim(1)))
-    throw std::invalid_argument(fmt::format("gemm: a {} x b {} -> c {}{}", shape_string(a.shape()),
-                                            shape_string(b.shape()), shape_string(c.shape()),
-                                            bias ? " with bias " + shape_string(bias->shape()) : ""));
+  check_gemm(a, b, bias, c);
   float* cp = contiguous_data(c, "c");
   const int64_t M = a.dim(0), K = a.dim(1), N = b.dim(1);
   if (M == 0 || N == 0) return;

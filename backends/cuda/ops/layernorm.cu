@@ -15,15 +15,12 @@
 // sequence rows), so with few features and many rows that kernel is bound by
 // one thread's dependent chain, as batch norm's statistics are; the row
 // statistics are R chains of D terms and fill the GPU whenever R is large.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/layernorm_checks.h"
 #include "numerics/layernorm_steps.h"
 #include "numerics/row_reduce.h"
 #include "numerics/stage_round.h"
@@ -133,30 +130,6 @@ __global__ void ln_input_grad_kernel(LayerNormBackwardSteps steps, const float* 
   }
 }
 
-// --- argument checks (the CPU's messages) -----------------------------------
-
-struct Rows {
-  int64_t R, D;
-};
-
-Rows rows_of(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 2)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (rows, D), got {}", op, what, shape_string(t.shape())));
-  return Rows{t.dim(0), t.dim(1)};
-}
-
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
-
 // A contiguous device copy of an optional vector and its pointer (null when absent).
 struct Optional {
   Tensor t;
@@ -170,20 +143,12 @@ struct Optional {
 
 }  // namespace
 
-bool group_ready::layernorm() { return true; }
-
 // x (R,D), gamma, beta (D) or null -> y, xhat (R,D), invstd (R)
 void CudaBackend::layer_norm_forward(const MacPolicy& p, float eps, const Tensor& x, const Tensor* gamma,
                                      const Tensor* beta, Tensor& y, Tensor& xhat, Tensor& invstd,
                                      DrawKey key) {
-  const char* op = "layer_norm_forward";
-  OpScope scope(op);
-  const Rows d = rows_of(op, "x", x);
-  if (gamma) check_shape(op, "gamma", *gamma, {d.D});
-  if (beta) check_shape(op, "beta", *beta, {d.D});
-  check_result(op, "y", y, x.shape());
-  check_result(op, "xhat", xhat, x.shape());
-  check_result(op, "invstd", invstd, {d.R});
+  OpScope scope("layer_norm_forward");
+  const LayerNormRows d = check_layer_norm_forward(x, gamma, beta, y, xhat, invstd);
   if (d.R == 0 || d.D == 0) return;
   const Tensor xc = x.contiguous();
   const Optional ga(gamma, "gamma"), be(beta, "beta");
@@ -211,15 +176,8 @@ void CudaBackend::layer_norm_forward(const MacPolicy& p, float eps, const Tensor
 void CudaBackend::layer_norm_backward(const MacPolicy& p, const Tensor& gy, const Tensor& xhat,
                                       const Tensor& invstd, const Tensor* gamma, Tensor* gx, Tensor* ggamma,
                                       Tensor* gbeta, DrawKey key) {
-  const char* op = "layer_norm_backward";
-  OpScope scope(op);
-  const Rows d = rows_of(op, "gy", gy);
-  check_shape(op, "xhat", xhat, gy.shape());
-  check_shape(op, "invstd", invstd, {d.R});
-  if (gamma) check_shape(op, "gamma", *gamma, {d.D});
-  if (gx) check_result(op, "gx", *gx, gy.shape());
-  if (ggamma) check_result(op, "ggamma", *ggamma, {d.D});
-  if (gbeta) check_result(op, "gbeta", *gbeta, {d.D});
+  OpScope scope("layer_norm_backward");
+  const LayerNormRows d = check_layer_norm_backward(gy, xhat, invstd, gamma, gx, ggamma, gbeta);
   if (d.R == 0 || d.D == 0) {
     if (ggamma) ggamma->fill(0.0f);
     if (gbeta) gbeta->fill(0.0f);

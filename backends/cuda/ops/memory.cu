@@ -5,6 +5,7 @@
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/op_checks.h"
 #include "numerics/fp32_ops.h"
 #include "numerics/hd.h"
 
@@ -63,7 +64,7 @@ bool same_storage(const Tensor& a, const Tensor& b) {
 
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
   OpScope scope("copy");
-  check_same_shape(src, dst);
+  check_same_shape("copy", src, dst);
   const int64_t n = dst.numel();
   if (n == 0) return;
   const KernelView s = view_of(src), d = view_of(dst);
@@ -125,7 +126,7 @@ void CudaBackend::download(const Tensor& src, float* host) {
 
 void CudaBackend::accumulate(Tensor& acc, const Tensor& g) {
   OpScope scope("accumulate");
-  check_same_shape(acc, g);
+  check_same_shape("accumulate", acc, g);
   if (acc.numel() == 0) return;
   const KernelView a = view_of(acc), v = view_of(g);
   gpu::launch("accumulate_kernel", accumulate_kernel, element_grid(a.numel), dim3(kElementBlock), 0, stream(),

@@ -4,13 +4,10 @@
 // the steps draw nothing, so the bits are the CPU's whatever the launch shape.
 // The call's constants (1 - beta1, R(lr * wd), ...) are computed once on the
 // host, as the CPU computes them.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/launch_each.h"
+#include "core/optim_checks.h"
 #include "numerics/update_arith.h"
 
 namespace emu::EMU_CUDA_NS {
@@ -31,20 +28,12 @@ __global__ void scale_kernel(UpdateArith u, float factor, float* x, int64_t n) {
   EMU_GRID_STRIDE_LOOP(i, n) { x[i] = u.mul(x[i], factor); }
 }
 
-// The CPU's check of every pair of update operands.
-void check_same(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || !a.is_contiguous() || !b.is_contiguous())
-    throw std::invalid_argument(fmt::format("{}: tensors of shape {} and {} (both contiguous) expected", op,
-                                            shape_string(a.shape()), shape_string(b.shape())));
-}
-
 }  // namespace
 
 // param, grad, buf: same shape, contiguous; buf read and written only with momentum.
 void CudaBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& grad, Tensor& buf) {
   OpScope scope("sgd_update");
-  check_same("sgd_update", param, grad);
-  if (o.momentum != 0) check_same("sgd_update", param, buf);
+  check_sgd_update(o.momentum != 0, param, grad, buf);
   const int64_t n = param.numel();
   if (n == 0) return;
   float* b = o.momentum != 0 ? contiguous_data(buf, "momentum_buf") : nullptr;
@@ -56,9 +45,7 @@ void CudaBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& gr
 // param, grad, exp_avg, exp_avg_sq: same shape, contiguous.
 void CudaBackend::adam_update(const AdamUpdate& o, Tensor& param, const Tensor& grad, Tensor& m, Tensor& v) {
   OpScope scope("adam_update");
-  check_same("adam_update", param, grad);
-  check_same("adam_update", param, m);
-  check_same("adam_update", param, v);
+  check_adam_update(param, grad, m, v);
   const int64_t n = param.numel();
   if (n == 0) return;
   const UpdateArith u(o.update_format);
@@ -70,7 +57,7 @@ void CudaBackend::adam_update(const AdamUpdate& o, Tensor& param, const Tensor& 
 // x: (any shape, contiguous) *= factor, each product rounded to f.
 void CudaBackend::scale(const Format& f, Tensor& x, float factor) {
   OpScope scope("scale");
-  if (!x.is_contiguous()) throw std::invalid_argument("scale: contiguous tensor expected");
+  check_scale(x);
   const int64_t n = x.numel();
   if (n == 0) return;
   launch_each("scale_kernel", scale_kernel, n, UpdateArith(f), factor, contiguous_data(x, "x"), n);

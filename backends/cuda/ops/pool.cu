@@ -15,15 +15,13 @@
 // o * mac_site_count(kmax, chunk) + site (kmax: the largest window, or the most
 // windows covering one input), an element-wise step at its element, each on its
 // stage's stream. No atomics: every output is written by its own thread.
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <stdexcept>
 
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/pool_checks.h"
 #include "numerics/mac.h"
 #include "numerics/pool_windows.h"
 #include "numerics/row_reduce.h"
@@ -166,44 +164,8 @@ __global__ void avg_pool_backward_kernel(PoolGeometry g, MacRounding sum, bool n
   }
 }
 
-void check_4d(const char* op, const char* what, const Tensor& t) {
-  if (t.ndim() != 4)
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be (N, C, H, W), got {}", op, what, shape_string(t.shape())));
-}
-
-// A result: contiguous, of the shape the op computes (the CPU's checks and messages).
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
-
-Shape in_shape(const PoolGeometry& g, const Shape& like) { return {like[0], like[1], g.h.in, g.w.in}; }
-Shape out_shape(const PoolGeometry& g, const Shape& like) { return {like[0], like[1], g.h.out, g.w.out}; }
-
-// The strided pooling of an input of `in` shape (N, C, H, W), after the CPU's parameter checks.
-PoolGeometry strided_geometry(const char* op, const Pool2dParams& pp, const Shape& in) {
-  if (pp.kernel_h < 1 || pp.kernel_w < 1 || pp.stride_h < 1 || pp.stride_w < 1 || pp.pad_h < 0 ||
-      pp.pad_w < 0 || 2 * pp.pad_h > pp.kernel_h || 2 * pp.pad_w > pp.kernel_w)
-    throw std::invalid_argument(
-        fmt::format("{}: kernel {}x{}, stride {}x{}, padding {}x{}: kernel and stride must be "
-                    ">= 1, padding >= 0 and at most half the kernel",
-                    op, pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, pp.pad_h, pp.pad_w));
-  if (in[2] + 2 * pp.pad_h - pp.kernel_h < 0 || in[3] + 2 * pp.pad_w - pp.kernel_w < 0)
-    throw std::invalid_argument(fmt::format("{}: kernel {}x{} larger than the padded input {}", op,
-                                            pp.kernel_h, pp.kernel_w, shape_string(in)));
-  return PoolGeometry{in[0] * in[1], strided_pool_axis(in[2], pp.kernel_h, pp.stride_h, pp.pad_h),
-                      strided_pool_axis(in[3], pp.kernel_w, pp.stride_w, pp.pad_w)};
-}
-
-PoolGeometry adaptive_geometry(const char* op, const Shape& in, const Shape& out) {
-  if (in[0] != out[0] || in[1] != out[1] || in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
-    throw std::invalid_argument(
-        fmt::format("{}: input {} and output {} do not fit", op, shape_string(in), shape_string(out)));
-  return PoolGeometry{in[0] * in[1], adaptive_pool_axis(in[2], out[2]), adaptive_pool_axis(in[3], out[3])};
-}
+// The kernels' view of a pooling checked by core/pool_checks.h.
+PoolGeometry geometry(const PoolShape& s) { return PoolGeometry{s.N * s.C, s.h, s.w}; }
 
 // Average pooling forward over g: x (planes, H, W) -> y (planes, OH, OW).
 void avg_forward(const MacPolicy& p, const PoolGeometry& g, const float* x, float* y, DrawKey key) {
@@ -230,20 +192,11 @@ void avg_backward(const MacPolicy& p, const PoolGeometry& g, const float* gy, fl
 
 }  // namespace
 
-bool group_ready::pool() { return true; }
-
 // x (N,C,H,W) -> y (N,C,OH,OW), argmax (N,C,OH,OW)
 void CudaBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, const Tensor& x, Tensor& y,
                                      Tensor& argmax, DrawKey key) {
-  const char* op = "max_pool2d_forward";
-  OpScope scope(op);
-  check_4d(op, "x", x);
-  const PoolGeometry g = strided_geometry(op, pp, x.shape());
-  if (g.in_plane() >= (int64_t{1} << 24))
-    throw std::invalid_argument(
-        fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, g.in_plane()));
-  check_result(op, "y", y, out_shape(g, x.shape()));
-  check_result(op, "argmax", argmax, out_shape(g, x.shape()));
+  OpScope scope("max_pool2d_forward");
+  const PoolGeometry g = geometry(check_max_pool2d_forward(pp, x, y, argmax));
   const int64_t n = g.planes * g.out_plane();
   if (n == 0) return;
   const Tensor xc = x.contiguous();
@@ -255,16 +208,8 @@ void CudaBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, 
 // gy (N,C,OH,OW), argmax (N,C,OH,OW) -> gx (N,C,H,W)
 void CudaBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy,
                                       const Tensor& argmax, Tensor& gx, DrawKey key) {
-  const char* op = "max_pool2d_backward";
-  OpScope scope(op);
-  check_4d(op, "gx", gx);
-  const PoolGeometry g = strided_geometry(op, pp, gx.shape());
-  check_result(op, "gx", gx, in_shape(g, gx.shape()));
-  const Shape want = out_shape(g, gx.shape());
-  if (gy.shape() != want || argmax.shape() != want)
-    throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op,
-                                            shape_string(gy.shape()), shape_string(argmax.shape()),
-                                            shape_string(want)));
+  OpScope scope("max_pool2d_backward");
+  const PoolGeometry g = geometry(check_max_pool2d_backward(pp, gy, argmax, gx));
   const int64_t n = g.planes * g.in_plane();
   if (n == 0) return;
   const Tensor gc = gy.contiguous(), ac = argmax.contiguous();
@@ -278,11 +223,8 @@ void CudaBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp
 // x (N,C,H,W) -> y (N,C,OH,OW)
 void CudaBackend::avg_pool2d_forward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& x, Tensor& y,
                                      DrawKey key) {
-  const char* op = "avg_pool2d_forward";
-  OpScope scope(op);
-  check_4d(op, "x", x);
-  const PoolGeometry g = strided_geometry(op, pp, x.shape());
-  check_result(op, "y", y, out_shape(g, x.shape()));
+  OpScope scope("avg_pool2d_forward");
+  const PoolGeometry g = geometry(check_avg_pool2d_forward(pp, x, y));
   if (g.planes * g.out_plane() == 0) return;
   const Tensor xc = x.contiguous();
   avg_forward(p, g, contiguous_data(xc, "x"), contiguous_data(y, "y"), key);
@@ -291,15 +233,8 @@ void CudaBackend::avg_pool2d_forward(const MacPolicy& p, const Pool2dParams& pp,
 // gy (N,C,OH,OW) -> gx (N,C,H,W)
 void CudaBackend::avg_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp, const Tensor& gy,
                                       Tensor& gx, DrawKey key) {
-  const char* op = "avg_pool2d_backward";
-  OpScope scope(op);
-  check_4d(op, "gx", gx);
-  const PoolGeometry g = strided_geometry(op, pp, gx.shape());
-  check_result(op, "gx", gx, in_shape(g, gx.shape()));
-  const Shape want = out_shape(g, gx.shape());
-  if (gy.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: gy {} must be {}", op, shape_string(gy.shape()), shape_string(want)));
+  OpScope scope("avg_pool2d_backward");
+  const PoolGeometry g = geometry(check_avg_pool2d_backward(pp, gy, gx));
   if (g.planes * g.in_plane() == 0) return;
   const Tensor gc = gy.contiguous();
   avg_backward(p, g, contiguous_data(gc, "gy"), contiguous_data(gx, "gx"), key);
@@ -307,12 +242,8 @@ void CudaBackend::avg_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp
 
 // x (N,C,H,W) -> y (N,C,OH,OW), OH and OW from y
 void CudaBackend::adaptive_avg_pool2d_forward(const MacPolicy& p, const Tensor& x, Tensor& y, DrawKey key) {
-  const char* op = "adaptive_avg_pool2d_forward";
-  OpScope scope(op);
-  check_4d(op, "x", x);
-  check_4d(op, "y", y);
-  const PoolGeometry g = adaptive_geometry(op, x.shape(), y.shape());
-  check_result(op, "y", y, out_shape(g, x.shape()));
+  OpScope scope("adaptive_avg_pool2d_forward");
+  const PoolGeometry g = geometry(check_adaptive_avg_pool2d_forward(x, y));
   if (g.planes * g.out_plane() == 0) return;
   const Tensor xc = x.contiguous();
   avg_forward(p, g, contiguous_data(xc, "x"), contiguous_data(y, "y"), key);
@@ -321,12 +252,8 @@ void CudaBackend::adaptive_avg_pool2d_forward(const MacPolicy& p, const Tensor& 
 // gy (N,C,OH,OW) -> gx (N,C,H,W), OH and OW from gy
 void CudaBackend::adaptive_avg_pool2d_backward(const MacPolicy& p, const Tensor& gy, Tensor& gx,
                                                DrawKey key) {
-  const char* op = "adaptive_avg_pool2d_backward";
-  OpScope scope(op);
-  check_4d(op, "gy", gy);
-  check_4d(op, "gx", gx);
-  const PoolGeometry g = adaptive_geometry(op, gx.shape(), gy.shape());
-  check_result(op, "gx", gx, in_shape(g, gx.shape()));
+  OpScope scope("adaptive_avg_pool2d_backward");
+  const PoolGeometry g = geometry(check_adaptive_avg_pool2d_backward(gy, gx));
   if (g.planes * g.in_plane() == 0) return;
   const Tensor gc = gy.contiguous();
   avg_backward(p, g, contiguous_data(gc, "gy"), contiguous_data(gx, "gx"), key);

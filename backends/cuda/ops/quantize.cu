@@ -3,6 +3,7 @@
 // philox_draw(seed, stream, e) under :sr, exactly as the CPU's quantize_array.
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
+#include "core/dense_checks.h"
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
@@ -23,7 +24,7 @@ __global__ void quantize_kernel(Format f, KernelView x, KernelView y, DrawKey ke
 // x -> y, same shape, any views (y may be x).
 void CudaBackend::quantize(const Format& f, const Tensor& x, Tensor& y, DrawKey key) {
   OpScope scope("quantize");
-  check_same_shape(x, y);
+  check_quantize(x, y);
   require_storage(f,
                   "quantize_array");  // as the CPU's bulk rounding: no tensor holds accumulator-only values
   if (y.numel() == 0) return;

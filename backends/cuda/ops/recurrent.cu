@@ -10,10 +10,6 @@
 // gemm and a carry kernel; after the steps, the input, weight and bias
 // gradients are gemms over the whole sequence. No reduction is split across
 // threads or uses atomics: every sum is gemm's ascending chain per output.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/recurrent_common.h"
 #include "numerics/element_arith.h"
@@ -21,9 +17,6 @@
 #include "numerics/recurrent_sums.h"
 
 namespace emu::EMU_CUDA_NS {
-
-bool group_ready::recurrent() { return true; }
-
 namespace recurrent {
 namespace {
 
@@ -49,66 +42,6 @@ __global__ void operand_rows_kernel(A arith, uint32_t site, const float* x, cons
 }
 
 }  // namespace
-
-void shape_error(const char* op, const std::string& what) {
-  throw std::invalid_argument(fmt::format("{}: {}", op, what));
-}
-
-void expect_shape(const char* op, const char* name, const Tensor& t, const Shape& shape) {
-  if (t.shape() != shape)
-    shape_error(
-        op, fmt::format("{} has shape {}, expected {}", name, shape_string(t.shape()), shape_string(shape)));
-}
-
-void expect_output(const char* op, const char* name, const Tensor& t, const Shape& shape) {
-  expect_shape(op, name, t, shape);
-  if (!t.is_contiguous()) shape_error(op, fmt::format("{} must be contiguous", name));
-}
-
-Dims dims_of(const char* op, int64_t N, int64_t T, const Tensor& w_ih, const Tensor& w_hh, int64_t gates) {
-  if (w_hh.ndim() != 2 || w_hh.dim(0) != gates * w_hh.dim(1))
-    shape_error(op, fmt::format("w_hh has shape {}, expected ({} H, H)", shape_string(w_hh.shape()), gates));
-  const int64_t H = w_hh.dim(1);
-  if (w_ih.ndim() != 2 || w_ih.dim(0) != gates * H)
-    shape_error(op,
-                fmt::format("w_ih has shape {}, expected ({}, I)", shape_string(w_ih.shape()), gates * H));
-  return {N, T, w_ih.dim(1), H};
-}
-
-Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, int64_t gates) {
-  if (x.ndim() != 3) shape_error(op, fmt::format("x must be (N, T, I), got {}", shape_string(x.shape())));
-  const Dims d = dims_of(op, x.dim(0), x.dim(1), w_ih, w_hh, gates);
-  if (x.dim(2) != d.I) shape_error(op, fmt::format("x has {} features, w_ih {}", x.dim(2), d.I));
-  return d;
-}
-
-float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d,
-                      int64_t width) {
-  if (!fns.any_pwl()) return nullptr;
-  if (!slopes) shape_error(op, "a pwl gate function needs the slopes output");
-  expect_output(op, "slopes", *slopes, {d.N, d.T, width});
-  return view_of(*slopes).data;
-}
-
-Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d,
-                       int64_t width) {
-  if (!fns.any_pwl()) return Tensor();
-  if (!slopes) shape_error(op, "a pwl gate function needs the forward's slopes");
-  expect_shape(op, "slopes", *slopes, {d.N, d.T, width});
-  return slopes->contiguous();
-}
-
-void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh) {
-  if (dx) expect_output(op, "dx", *dx, {d.N, d.T, d.I});
-  if (dw_ih) expect_output(op, "dw_ih", *dw_ih, {GH, d.I});
-  if (dw_hh) expect_output(op, "dw_hh", *dw_hh, {GH, d.H});
-}
-
-Tensor mask_of(const char* op, const Tensor* mask, const Dims& d) {
-  if (!mask) return Tensor();
-  expect_shape(op, "mask", *mask, {d.N, d.T});
-  return mask->contiguous();
-}
 
 // w_ih (GH, I), w_hh (GH, H), any views -> (I+H, GH): two strided copies into the halves.
 Tensor pack_weights(CudaBackend& be, const Tensor& w_ih, const Tensor& w_hh) {

@@ -1,7 +1,7 @@
 // What the LSTM (recurrent_lstm.cu) and GRU (recurrent_gru.cu) ops of the
-// device share, defined in recurrent.cu: the CPU's argument checks and
-// messages, the operand rows xh of a step, the packed weights of the step
-// reductions, and the backward's whole-sequence reductions.
+// device share, defined in recurrent.cu: the operand rows xh of a step, the
+// packed weights of the step reductions, and the backward's whole-sequence
+// reductions. The argument checks are core/recurrent_checks.h, the CPU's.
 //
 // Every reduction runs through the backend's public gemm op on device views
 // (core/backend_ops_dense.h): gemm reduces a[i,:] against b[:,j] in ascending k,
@@ -13,34 +13,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "core/backend_ops_recurrent.h"
+#include "core/recurrent_checks.h"
 #include "numerics/element_arith.h"
 
 namespace emu::EMU_CUDA_NS::recurrent {
 
-struct Dims {
-  int64_t N, T, I, H;
-};
-
-// The CPU's checks (backends/cpu/recurrent_ops.cpp), same messages.
-[[noreturn]] void shape_error(const char* op, const std::string& what);
-void expect_shape(const char* op, const char* name, const Tensor& t, const Shape& shape);
-void expect_output(const char* op, const char* name, const Tensor& t, const Shape& shape);
-// Dimensions from w_ih (G*H, I), w_hh (G*H, H) and N, T; forward_dims reads N, T from x (N,T,I).
-Dims dims_of(const char* op, int64_t N, int64_t T, const Tensor& w_ih, const Tensor& w_hh, int64_t gates);
-Dims forward_dims(const char* op, const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, int64_t gates);
-// The forward's slopes output (N,T,width): checked and returned when a gate function is pwl, else null.
-float* forward_slopes(const char* op, const GateFunctions& fns, Tensor* slopes, const Dims& d, int64_t width);
-// The backward's slopes: a contiguous copy when a gate function is pwl, else undefined.
-Tensor backward_slopes(const char* op, const GateFunctions& fns, const Tensor* slopes, const Dims& d,
-                       int64_t width);
-void check_grad_outputs(const char* op, const Dims& d, int64_t GH, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh);
-// mask (N,T) as a contiguous device tensor, or undefined when null.
-Tensor mask_of(const char* op, const Tensor* mask, const Dims& d);
+using Dims = RecurrentDims;
 
 // A tensor's contiguous device pointer, or null for an undefined tensor.
 inline const float* data_or_null(const Tensor& t) { return t.defined() ? view_of(t).data : nullptr; }

@@ -85,19 +85,12 @@ void CudaBackend::gru_forward(const MacPolicy& p, const GateFunctions& fns, cons
                               const Tensor* bias, const Tensor* mask, bool reverse, Tensor& y, Tensor& h_n,
                               Tensor& xh, Tensor& saved, Tensor* slopes, Tensor* preact, DrawKey key) {
   using namespace recurrent;
-  const char* op = "gru_forward";
-  OpScope scope(op);
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 3);
-  const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, G = 4 * H;
-  expect_shape(op, "h0", h0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {G});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, K});
-  expect_output(op, "saved", saved, {N, T, 5 * H});
-  float* slp = forward_slopes(op, fns, slopes, d, 3 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, G});
-  const Tensor xc = x.contiguous(), mc = mask_of(op, mask, d);
+  OpScope scope("gru_forward");
+  const Dims d =
+      check_gru_forward(fns.any_pwl(), x, h0, w_ih, w_hh, bias, mask, y, h_n, xh, saved, slopes, preact);
+  const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H;
+  float* slp = fns.any_pwl() ? view_of(*slopes).data : nullptr;
+  const Tensor xc = x.contiguous(), mc = mask ? mask->contiguous() : Tensor();
   // The three reductions' second operands and biases, contiguous once for all steps.
   const Tensor w = pack_weights(*this, w_ih, w_hh);                        // (K, 3H)
   const Tensor w_rz = w.narrow(1, 0, 2 * H).contiguous();                  // (K, 2H)
@@ -142,22 +135,13 @@ void CudaBackend::gru_backward(const MacPolicy& p, const GateFunctions& fns, con
                                bool reverse, Tensor* dx, Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias,
                                Tensor& dh0, DrawKey key) {
   using namespace recurrent;
-  const char* op = "gru_backward";
-  OpScope scope(op);
-  if (xh.ndim() != 3)
-    shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
-  const Dims d = dims_of(op, xh.dim(0), xh.dim(1), w_ih, w_hh, 3);
+  OpScope scope("gru_backward");
+  const Dims d = check_gru_backward(fns.any_pwl(), w_ih, w_hh, xh, saved, slopes, gy, gh_n, mask, dx, dw_ih,
+                                    dw_hh, dbias, dh0);
   const int64_t N = d.N, T = d.T, H = d.H, W = 3 * H, G = 4 * H;
-  expect_shape(op, "xh", xh, {N, T, d.I + H});
-  expect_shape(op, "saved", saved, {N, T, 5 * H});
-  const Tensor slc = backward_slopes(op, fns, slopes, d, 3 * H);
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  check_grad_outputs(op, d, W, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {G});
-  expect_output(op, "dh0", dh0, {N, H});
+  const Tensor slc = fns.any_pwl() ? slopes->contiguous() : Tensor();
   const Tensor whh = w_hh.contiguous(), xhc = xh.contiguous(), sc = saved.contiguous(),
-               gyc = gy ? gy->contiguous() : Tensor(), mc = mask_of(op, mask, d);
+               gyc = gy ? gy->contiguous() : Tensor(), mc = mask ? mask->contiguous() : Tensor();
   if (gh_n)  // dh0 holds the gradient of the state reaching the step being processed
     copy(*gh_n, dh0);
   else

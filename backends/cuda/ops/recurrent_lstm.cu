@@ -82,21 +82,13 @@ void CudaBackend::lstm_forward(const MacPolicy& p, const GateFunctions& fns, con
                                Tensor& y, Tensor& h_n, Tensor& c_n, Tensor& xh, Tensor& saved, Tensor* slopes,
                                Tensor* preact, DrawKey key) {
   using namespace recurrent;
-  const char* op = "lstm_forward";
-  OpScope scope(op);
-  const Dims d = forward_dims(op, x, w_ih, w_hh, 4);
+  OpScope scope("lstm_forward");
+  const Dims d = check_lstm_forward(fns.any_pwl(), x, h0, c0, w_ih, w_hh, bias, mask, y, h_n, c_n, xh, saved,
+                                    slopes, preact);
   const int64_t N = d.N, T = d.T, I = d.I, H = d.H, K = I + H, G = 4 * H;
-  expect_shape(op, "h0", h0, {N, H});
-  expect_shape(op, "c0", c0, {N, H});
-  if (bias) expect_shape(op, "bias", *bias, {G});
-  expect_output(op, "y", y, {N, T, H});
-  expect_output(op, "h_n", h_n, {N, H});
-  expect_output(op, "c_n", c_n, {N, H});
-  expect_output(op, "xh", xh, {N, T, K});
-  expect_output(op, "saved", saved, {N, T, 6 * H});
-  float* slp = forward_slopes(op, fns, slopes, d, 5 * H);
-  if (preact) expect_output(op, "preact", *preact, {N, T, G});
-  const Tensor xc = x.contiguous(), bc = bias ? bias->contiguous() : Tensor(), mc = mask_of(op, mask, d);
+  float* slp = fns.any_pwl() ? view_of(*slopes).data : nullptr;
+  const Tensor xc = x.contiguous(), bc = bias ? bias->contiguous() : Tensor(),
+               mc = mask ? mask->contiguous() : Tensor();
   const Tensor w = pack_weights(*this, w_ih, w_hh);  // (K, 4H)
   copy(h0, h_n);
   copy(c0, c_n);
@@ -129,24 +121,13 @@ void CudaBackend::lstm_backward(const MacPolicy& p, const GateFunctions& fns, co
                                 Tensor* dw_ih, Tensor* dw_hh, Tensor* dbias, Tensor& dh0, Tensor& dc0,
                                 DrawKey key) {
   using namespace recurrent;
-  const char* op = "lstm_backward";
-  OpScope scope(op);
-  if (xh.ndim() != 3)
-    shape_error(op, fmt::format("xh must be (N, T, I+H), got {}", shape_string(xh.shape())));
-  const Dims d = dims_of(op, xh.dim(0), xh.dim(1), w_ih, w_hh, 4);
+  OpScope scope("lstm_backward");
+  const Dims d = check_lstm_backward(fns.any_pwl(), w_ih, w_hh, xh, saved, slopes, gy, gh_n, gc_n, mask, dx,
+                                     dw_ih, dw_hh, dbias, dh0, dc0);
   const int64_t N = d.N, T = d.T, H = d.H, G = 4 * H;
-  expect_shape(op, "xh", xh, {N, T, d.I + H});
-  expect_shape(op, "saved", saved, {N, T, 6 * H});
-  const Tensor slc = backward_slopes(op, fns, slopes, d, 5 * H);
-  if (gy) expect_shape(op, "gy", *gy, {N, T, H});
-  if (gh_n) expect_shape(op, "gh_n", *gh_n, {N, H});
-  if (gc_n) expect_shape(op, "gc_n", *gc_n, {N, H});
-  check_grad_outputs(op, d, G, dx, dw_ih, dw_hh);
-  if (dbias) expect_output(op, "dbias", *dbias, {G});
-  expect_output(op, "dh0", dh0, {N, H});
-  expect_output(op, "dc0", dc0, {N, H});
+  const Tensor slc = fns.any_pwl() ? slopes->contiguous() : Tensor();
   const Tensor whh = w_hh.contiguous(), xhc = xh.contiguous(), sc = saved.contiguous(),
-               gyc = gy ? gy->contiguous() : Tensor(), mc = mask_of(op, mask, d);
+               gyc = gy ? gy->contiguous() : Tensor(), mc = mask ? mask->contiguous() : Tensor();
   // dh0 / dc0 hold the gradient of the state reaching the step being processed.
   if (gh_n)
     copy(*gh_n, dh0);

@@ -1,19 +1,15 @@
 // Index gathers and scatter-sums, temporal pooling on the device
-// (EMU_OPS_SEQUENCE, core/backend_ops_sequence.h), with the arithmetic and the
-// argument checks of numerics/sequence_steps.h, the CPU's definitions
-// (backends/cpu/sequence_ops.cpp).
+// (EMU_OPS_SEQUENCE, core/backend_ops_sequence.h), with the arithmetic of
+// numerics/sequence_steps.h, the CPU's definitions (backends/cpu/sequence_ops.cpp).
 //
-// Indices, masks and argmax are checked on the host from a downloaded copy (the
-// CPU's errors, naming the position); the checked integers go to the device, so
-// the kernels read exactly the values that passed. Every output is computed by
+// Indices, masks and argmax are checked on the host from a downloaded copy by
+// core/sequence_checks.h (the CPU's checks, naming the position); the checked
+// integers go to the device, so the kernels read exactly the values that passed. Every output is computed by
 // one thread: a gathered element, a channel's pool over its valid steps
 // (ascending), and index_sum's output (a, s, b), which walks the positions p
 // with index[p] == s in ascending p from a per-row list that the host builds
 // with the CPU's stable counting sort. No atomics: each sum is one dependent
 // chain in the canonical order, and draws lie at the CPU's indices.
-#include <fmt/format.h>
-
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cuda/ops/common.h"
@@ -21,6 +17,7 @@
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
 #include "core/backend_ops_nn.h"
+#include "core/sequence_checks.h"
 #include "numerics/row_reduce.h"
 #include "numerics/sequence_steps.h"
 #include "numerics/stage_round.h"
@@ -148,33 +145,6 @@ __global__ void temporal_max_grad_kernel(OneTermSum one, TimeLayout tl, const fl
 
 // --- host side ---------------------------------------------------------------------
 
-void check_shape(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw std::invalid_argument(
-        fmt::format("{}: {} has shape {}, want {}", op, what, shape_string(t.shape()), shape_string(want)));
-}
-
-void check_result(const char* op, const char* what, const Tensor& t, const Shape& want) {
-  check_shape(op, what, t, want);
-  if (!t.is_contiguous()) throw std::invalid_argument(fmt::format("{}: {} must be contiguous", op, what));
-}
-
-std::vector<int64_t> read_index(const char* op, const char* what, const Tensor& index, int64_t S) {
-  return sequence_index(op, what, index.ndim(), shape_string(index.shape()), index.to_vector(), S);
-}
-
-TimeLayout layout_of(const char* op, int time_dim, const Shape& xs) {
-  return time_layout(op, time_dim, xs, shape_string(xs));
-}
-
-// The checked valid-step counts of a temporal pool (mask downloaded for the check).
-Validity validity_of(const char* op, const TimeLayout& t, const Tensor* mask) {
-  if (!mask) return validity(op, t, nullptr);
-  check_shape(op, "mask", *mask, {t.N, t.L});
-  const std::vector<float> m = mask->to_vector();
-  return validity(op, t, &m);
-}
-
 // Host integers on the device: `d` holds v.size() of them.
 void to_device(DeviceArray<int64_t>& d, const std::vector<int64_t>& v) {
   if (!v.empty()) copy_to_device(d.get(), v.data(), v.size() * sizeof(int64_t));
@@ -193,19 +163,12 @@ struct Mask {
 
 }  // namespace
 
-bool group_ready::sequence() { return true; }
-
 // index (P), x (A,S,B) -> y (A,P,B)
 void CudaBackend::index_gather(const Format& out, const Tensor& index, const Tensor& x, Tensor& y,
                                DrawKey key) {
-  const char* op = "index_gather";
-  OpScope scope(op);
-  if (x.ndim() != 3)
-    throw std::invalid_argument(fmt::format("{}: x must be (A, S, B), got {}", op, shape_string(x.shape())));
-  const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2);
-  const std::vector<int64_t> idx = read_index(op, "index", index, S);
-  const int64_t P = static_cast<int64_t>(idx.size());
-  check_result(op, "y", y, {A, P, B});
+  OpScope scope("index_gather");
+  const std::vector<int64_t> idx = check_index_gather(index, x, y);
+  const int64_t A = x.dim(0), S = x.dim(1), B = x.dim(2), P = static_cast<int64_t>(idx.size());
   const int64_t n = A * P * B;
   if (n == 0) return;
   DeviceArray<int64_t> dev_idx(idx.size());
@@ -219,16 +182,9 @@ void CudaBackend::index_gather(const Format& out, const Tensor& index, const Ten
 // index (P), src (A,P,B) -> dst (A,S,B)
 void CudaBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t skip, const Tensor& src,
                             Tensor& dst, DrawKey key) {
-  const char* op = "index_sum";
-  OpScope scope(op);
-  if (src.ndim() != 3 || dst.ndim() != 3)
-    throw std::invalid_argument(fmt::format("{}: src {} and dst {} must be (A, P, B) and (A, S, B)", op,
-                                            shape_string(src.shape()), shape_string(dst.shape())));
-  const int64_t A = dst.dim(0), S = dst.dim(1), B = dst.dim(2);
-  const std::vector<int64_t> idx = read_index(op, "index", index, S);
-  const int64_t P = static_cast<int64_t>(idx.size());
-  check_shape(op, "src", src, {A, P, B});
-  check_result(op, "dst", dst, {A, S, B});
+  OpScope scope("index_sum");
+  const std::vector<int64_t> idx = check_index_sum(index, src, dst);
+  const int64_t A = dst.dim(0), S = dst.dim(1), B = dst.dim(2), P = static_cast<int64_t>(idx.size());
   const int64_t n = A * S * B;
   if (n == 0) return;
   // The positions of each s, ascending (the CPU's stable counting sort).
@@ -252,11 +208,10 @@ void CudaBackend::index_sum(const MacPolicy& p, const Tensor& index, int64_t ski
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C)
 void CudaBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, const Tensor& x,
                                             const Tensor* mask, Tensor& y, DrawKey key) {
-  const char* op = "temporal_avg_pool_forward";
-  OpScope scope(op);
-  const TimeLayout t = layout_of(op, time_dim, x.shape());
-  check_result(op, "y", y, {t.N, t.C});
-  const Validity v = validity_of(op, t, mask);
+  OpScope scope("temporal_avg_pool_forward");
+  const TemporalPool pool = check_temporal_avg_pool_forward(time_dim, x, mask, y);
+  const TimeLayout& t = pool.t;
+  const Validity& v = pool.v;
   if (t.N * t.C == 0) return;
   DeviceArray<int64_t> count(v.count.size());
   to_device(count, v.count);
@@ -271,12 +226,10 @@ void CudaBackend::temporal_avg_pool_forward(const MacPolicy& p, int time_dim, co
 // gy (N,C), mask (N,L) or null -> gx (N,C,L) or (N,L,C)
 void CudaBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
                                              const Tensor* mask, Tensor& gx, DrawKey key) {
-  const char* op = "temporal_avg_pool_backward";
-  OpScope scope(op);
-  const TimeLayout t = layout_of(op, time_dim, gx.shape());
-  check_result(op, "gx", gx, t.x_shape());
-  check_shape(op, "gy", gy, {t.N, t.C});
-  const Validity v = validity_of(op, t, mask);
+  OpScope scope("temporal_avg_pool_backward");
+  const TemporalPool pool = check_temporal_avg_pool_backward(time_dim, gy, mask, gx);
+  const TimeLayout& t = pool.t;
+  const Validity& v = pool.v;
   const int64_t n = t.N * t.C * t.L;
   if (n == 0) return;
   DeviceArray<int64_t> count(v.count.size());
@@ -295,13 +248,9 @@ void CudaBackend::temporal_avg_pool_backward(const MacPolicy& p, int time_dim, c
 // x (N,C,L) or (N,L,C), mask (N,L) or null -> y (N,C), argmax (N,C)
 void CudaBackend::temporal_max_pool_forward(const Format& out, int time_dim, const Tensor& x,
                                             const Tensor* mask, Tensor& y, Tensor& argmax, DrawKey key) {
-  const char* op = "temporal_max_pool_forward";
-  OpScope scope(op);
-  const TimeLayout t = layout_of(op, time_dim, x.shape());
-  check_time_steps(op, t);
-  check_result(op, "y", y, {t.N, t.C});
-  check_result(op, "argmax", argmax, {t.N, t.C});
-  validity_of(op, t, mask);  // the checks; the kernel reads the mask itself
+  OpScope scope("temporal_max_pool_forward");
+  // The checks (the valid steps too); the kernel reads the mask itself.
+  const TimeLayout t = check_temporal_max_pool_forward(time_dim, x, mask, y, argmax).t;
   if (t.N * t.C == 0) return;
   const Tensor xc = x.contiguous();
   const Mask m(mask);
@@ -312,14 +261,10 @@ void CudaBackend::temporal_max_pool_forward(const Format& out, int time_dim, con
 // gy (N,C), argmax (N,C) -> gx (N,C,L) or (N,L,C)
 void CudaBackend::temporal_max_pool_backward(const MacPolicy& p, int time_dim, const Tensor& gy,
                                              const Tensor& argmax, Tensor& gx, DrawKey key) {
-  const char* op = "temporal_max_pool_backward";
-  OpScope scope(op);
-  const TimeLayout t = layout_of(op, time_dim, gx.shape());
-  check_result(op, "gx", gx, t.x_shape());
-  check_shape(op, "gy", gy, {t.N, t.C});
-  check_shape(op, "argmax", argmax, {t.N, t.C});
-  const std::vector<int64_t> am =
-      sequence_index(op, "argmax", 1, shape_string({t.N * t.C}), argmax.to_vector(), t.L);
+  OpScope scope("temporal_max_pool_backward");
+  const TemporalMaxGrad checked = check_temporal_max_pool_backward(time_dim, gy, argmax, gx);
+  const TimeLayout& t = checked.t;
+  const std::vector<int64_t>& am = checked.argmax;
   const int64_t n = t.N * t.C * t.L;
   if (n == 0) return;
   DeviceArray<int64_t> dev_am(am.size());

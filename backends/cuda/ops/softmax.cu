@@ -9,15 +9,12 @@
 // per-element steps between them run one thread per element. Every rounding
 // draws at the CPU's index (element r*C + j, the log at row r, a reduction at
 // r * mac_site_count(C, chunk) + its site), so the bits are the CPU's.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/elementwise_checks.h"
 #include "numerics/element_arith.h"
 #include "numerics/row_reduce.h"
 #include "numerics/softmax_steps.h"
@@ -99,12 +96,6 @@ __global__ void softmax_grad_kernel(A arith, bool log, const float* y, const flo
   }
 }
 
-void check_rows(const char* op, const Tensor& a, const Tensor& b) {
-  if (a.ndim() != 2 || a.shape() != b.shape())
-    throw std::invalid_argument(fmt::format("{}: expected two (rows, C) tensors, got {} and {}", op,
-                                            shape_string(a.shape()), shape_string(b.shape())));
-}
-
 // The forward's four launches under arithmetic A (Fp32Arith or ElementArith).
 template <class A>
 void forward(A a, const MacPolicy& p, bool log, bool native, const FunctionApprox& exp, const float* x,
@@ -134,8 +125,7 @@ void CudaBackend::softmax_forward(const MacPolicy& p, bool log, const Tensor& x,
 void CudaBackend::softmax_forward_fn(const MacPolicy& p, bool log, const FunctionApprox& exp, const Tensor& x,
                                      Tensor& y, DrawKey key) {
   OpScope scope("softmax_forward");
-  check_rows("softmax_forward", x, y);
-  if (!y.is_contiguous()) throw std::invalid_argument("softmax_forward: the output must be contiguous");
+  check_softmax_forward(x, y);
   const Tensor xc = x.contiguous();
   const int64_t rows = x.dim(0), C = x.dim(1);
   if (rows * C == 0) return;  // no element: the row sums and logs would go nowhere
@@ -152,9 +142,7 @@ void CudaBackend::softmax_forward_fn(const MacPolicy& p, bool log, const Functio
 void CudaBackend::softmax_backward(const MacPolicy& p, bool log, const Tensor& y, const Tensor& gy,
                                    Tensor& gx, DrawKey key) {
   OpScope scope("softmax_backward");
-  check_rows("softmax_backward", y, gy);
-  check_rows("softmax_backward", y, gx);
-  if (!gx.is_contiguous()) throw std::invalid_argument("softmax_backward: the output must be contiguous");
+  check_softmax_backward(y, gy, gx);
   const Tensor yc = y.contiguous(), gc = gy.contiguous();
   const int64_t rows = y.dim(0), C = y.dim(1), n = rows * C;
   if (n == 0) return;

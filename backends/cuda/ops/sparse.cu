@@ -17,11 +17,8 @@
 // entry of the transpose, the index of its entry in a: the values are gathered
 // on the device through those indices. The index arrays of either product are
 // uploaded for the call.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "backends/cuda/ops/common.h"
@@ -30,6 +27,7 @@
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
 #include "core/csr.h"
+#include "core/sparse_checks.h"
 #include "core/split_stats.h"
 #include "numerics/mac.h"
 #include "numerics/philox.h"
@@ -145,18 +143,11 @@ void run_spmm(const MacPolicy& policy, const CsrMatrix& a, const float* values, 
 
 }  // namespace
 
-bool group_ready::sparse() { return true; }
-
 // a (R x K CSR), b (K, N), bias (N) or null -> c (R, N)
 void CudaBackend::spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, const Tensor* bias, Tensor& c,
                        DrawKey key) {
   OpScope scope("spmm");
-  csr_validate(a, "spmm: a");
-  if (b.ndim() != 2 || b.dim(0) != a.cols || c.ndim() != 2 || c.dim(0) != a.rows || c.dim(1) != b.dim(1) ||
-      (bias && (bias->ndim() != 1 || bias->numel() != b.dim(1))))
-    throw std::invalid_argument(fmt::format("spmm: a {} x {} (CSR) x b {} -> c {}{}", a.rows, a.cols,
-                                            shape_string(b.shape()), shape_string(c.shape()),
-                                            bias ? " with bias " + shape_string(bias->shape()) : ""));
+  check_spmm(a, b, bias, c);
   const Tensor values = a.values.contiguous();
   run_spmm(p, a, contiguous_data(values, "a.values"), b, bias, c, key);
 }
@@ -165,11 +156,7 @@ void CudaBackend::spmm(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, 
 void CudaBackend::spmm_transposed(const MacPolicy& p, const CsrMatrix& a, const Tensor& b, Tensor& c,
                                   DrawKey key) {
   OpScope scope("spmm_transposed");
-  csr_validate(a, "spmm_transposed: a");
-  if (b.ndim() != 2 || b.dim(0) != a.rows || c.ndim() != 2 || c.dim(0) != a.cols || c.dim(1) != b.dim(1))
-    throw std::invalid_argument(fmt::format("spmm_transposed: a^T with a {} x {} (CSR) x b {} -> c {}",
-                                            a.rows, a.cols, shape_string(b.shape()),
-                                            shape_string(c.shape())));
+  check_spmm_transposed(a, b, c);
   const Tensor values = a.values.contiguous();
   const float* vp = contiguous_data(values, "a.values");
   // The transpose's structure on the host; its values (undefined in t for a

@@ -7,14 +7,11 @@
 // from the keys of the group's members. Each element is decided alone from
 // integer comparisons, so neither the launch shape nor the order of threads can
 // change a mask bit. apply_mask is a per-element select.
-#include <fmt/format.h>
-
-#include <stdexcept>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/launch_each.h"
 #include "backends/cuda/ops/scratch.h"
+#include "core/sparsity_checks.h"
 #include "numerics/nm_rank.h"
 
 namespace emu::EMU_CUDA_NS {
@@ -60,22 +57,11 @@ __global__ void apply_mask_kernel(const float* x, const float* mask, float* y, i
 
 }  // namespace
 
-bool group_ready::sparsity() { return true; }
-
 // s: (layout.numel()), any view -> mask: same shape, contiguous, 1.0f kept / 0.0f dropped.
 void CudaBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, DrawKey key) {
   OpScope scope("nm_mask");
   const ReadLayout& l = p.layout;
-  // The CPU's checks and messages (backends/cpu/sparsity_ops.cpp).
-  if (p.n < 1 || p.m < 1 || p.m > kNmMaxGroup)
-    throw std::invalid_argument(
-        fmt::format("nm_mask: {}:{} is not a ratio n:m with 1 <= n, 1 <= m <= {}", p.n, p.m, kNmMaxGroup));
-  if (l.len <= 0 || l.outer < 0 || l.inner <= 0 || l.numel() != s.numel())
-    throw std::invalid_argument(fmt::format("nm_mask: layout [{}, {}, {}] for a tensor of {} elements",
-                                            l.outer, l.len, l.inner, s.numel()));
-  if (mask.numel() != s.numel() || !mask.is_contiguous())
-    throw std::invalid_argument(fmt::format("nm_mask: mask of shape {} for scores of shape {} (contiguous)",
-                                            shape_string(mask.shape()), shape_string(s.shape())));
+  check_nm_mask(p, s, mask);
   const int64_t n = s.numel();
   if (n == 0) return;
   // Scores at their flat indices, as the CPU reads them (a view is copied first).
@@ -91,10 +77,7 @@ void CudaBackend::nm_mask(const NmParams& p, const Tensor& s, Tensor& mask, Draw
 // x, mask (same numel, any views) -> y (contiguous; may be x)
 void CudaBackend::apply_mask(const Tensor& x, const Tensor& mask, Tensor& y) {
   OpScope scope("apply_mask");
-  if (x.numel() != mask.numel() || y.numel() != x.numel() || !y.is_contiguous())
-    throw std::invalid_argument(fmt::format("apply_mask: x {}, mask {}, y {} (contiguous)",
-                                            shape_string(x.shape()), shape_string(mask.shape()),
-                                            shape_string(y.shape())));
+  check_apply_mask(x, mask, y);
   const int64_t n = x.numel();
   if (n == 0) return;
   // Views are read from contiguous copies, as the CPU reads them: y may be x
