@@ -45,8 +45,16 @@ EMU_HD uint64_t dropout_threshold(float p) {
 // f(x) in binary32 (numerics/functions.h): the value an activation rounds.
 EMU_HD float activation_value(Activation kind, float x) {
   switch (kind) {
-    case Activation::Relu:
-      return x <= 0.0f ? 0.0f : x;  // NaN stays NaN, -0 gives +0
+    case Activation::Relu: {
+      // By bits, not `x <= 0 ? 0 : x`: nvcc compiles that select to max.NaN, whose
+      // NaN is the GPU's 0x7fffffff while the CPU keeps the input's payload (the
+      // first GPU run, docs/gpu/2026-11-28-c9efc31-h200.md). Every NaN result is
+      // the canonical 0x7fc00000, as for the functions of numerics/functions.h;
+      // -0 and every negative give +0.
+      const uint32_t b = float_bits(x);
+      if ((b & 0x7fffffffu) > 0x7f800000u) return bits_float(0x7fc00000u);
+      return (b >> 31) != 0u || b == 0u ? 0.0f : x;
+    }
     case Activation::Gelu:
       return fn_gelu(x);
     case Activation::Silu:

@@ -155,6 +155,14 @@ TEST_CASE("activation special values") {
   CHECK(r[1] == 0.0f);
   CHECK(std::isnan(r[2]));
   CHECK(float_bits(r[3]) == 0u);  // relu(-0) = +0
+  // Every NaN, whatever its payload and sign, gives the canonical 0x7fc00000
+  // (docs/layers_elementwise.md): a GPU's max.NaN gives 0x7fffffff, x86 keeps
+  // the payload, so the contract names one code.
+  const std::vector<uint32_t> nans = {0x7fc12345u, 0xffc00001u, 0x7f800001u, 0xffffffffu, 0x7fc00000u};
+  std::vector<float> nan_values;
+  for (uint32_t b : nans) nan_values.push_back(bits_float(b));
+  Tensor xn = Tensor::from_vector({static_cast<int64_t>(nans.size())}, nan_values);
+  for (float v : relu.forward(xn).to_vector()) CHECK(float_bits(v) == 0x7fc00000u);
   GELU gelu;
   std::vector<float> g = gelu.forward(x).to_vector();
   CHECK(g[0] == inf);
