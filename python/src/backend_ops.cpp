@@ -9,6 +9,7 @@
 #include "python/src/arrays.h"
 #include "python/src/bindings.h"
 #include "python/src/conv_args.h"
+#include "python/src/format_arg.h"
 
 namespace emu::python {
 namespace {
@@ -125,7 +126,8 @@ void bind_ops(py::module_& m) {
 
   b.def(
       "supports",
-      [](const std::string& op, const Format& f) {
+      [](const std::string& op, py::handle format) {
+        const Format f = format_arg(format, "format");
         Op o;
         if (!op_from_name(op, &o)) throw py::value_error(fmt::format("unknown op '{}'", op));
         return backend_for(Device::Cpu).supports(o, f.family);

@@ -16,6 +16,7 @@
 #include "numerics/read_layout.h"
 #include "python/src/arrays.h"
 #include "python/src/bindings.h"
+#include "python/src/format_arg.h"
 
 namespace emu::python {
 namespace {
@@ -65,7 +66,8 @@ ReadLayout read_layout(py::handle layout, const Tensor& x) {
 
 // x: any shape -> y: the same shape, y = R_f(x); element i (row-major) draws at
 // philox_draw(seed, stream, i) under :sr (core/backend_ops_dense.h, core/backend_ops_blocks.h).
-py::object quantize(py::handle x, const Format& f, uint64_t seed, uint64_t stream, py::handle layout) {
+py::object quantize(py::handle x, py::handle format, uint64_t seed, uint64_t stream, py::handle layout) {
+  const Format f = format_arg(format, "format");
   Borrowed b = borrow(x, "x");
   sync_before(b);
   const ReadLayout l = is_block(f) ? read_layout(layout, b.tensor) : ReadLayout{};
@@ -139,6 +141,13 @@ py::array decode(const Format& f, py::array_t<uint32_t, py::array::c_style | py:
 
 }  // namespace
 
+Format format_arg(py::handle v, const char* what) {
+  if (py::isinstance<Format>(v)) return v.cast<Format>();
+  if (py::isinstance<py::str>(v)) return parse_format(v.cast<std::string>());
+  throw py::type_error(fmt::format("{}: a Format or a format spec string, got {}", what,
+                                   std::string(py::str(py::type::of(v).attr("__name__")))));
+}
+
 void bind_formats(py::module_& m) {
   py::class_<Format> format(m, "Format", R"(A number format parsed from a spec string (docs/numerics.md):
 eXmY, fp32/tf32/bf16/fp16, OCP fp8_e5m2/fp8_e4m3/fp6_e3m2/fp6_e2m3/fp4_e2m1, posit<n>_<es>,
@@ -188,13 +197,21 @@ The properties are those of `emutrain calc FORMAT info`.)");
       .def("encode", &encode, py::arg("x"), py::arg("strict") = true,
            "The codes of x's values (x must hold values of the format): NumPy unsigned integers")
       .def("decode", &decode, py::arg("codes"), "The values of codes, as float32")
-      .def("__eq__", [](const Format& a, const Format& b) { return a == b; })
+      .def("__eq__",
+           [](const Format& a, py::handle b) {
+             // A spec string compares as the Format it parses to; anything else is unequal.
+             if (!py::isinstance<Format>(b) && !py::isinstance<py::str>(b)) return false;
+             try {
+               return a == format_arg(b, "other");
+             } catch (const FormatError&) {
+               return false;
+             }
+           })
       .def("__hash__", [](const Format& f) { return py::hash(py::str(format_name(f))); })
       .def("__str__", [](const Format& f) { return format_name(f); })
       .def("__repr__", [](const Format& f) { return "Format('" + format_name(f) + "')"; })
       .def(py::pickle([](const Format& f) { return format_name(f); },
                       [](const std::string& s) { return parse_format(s); }));
-  py::implicitly_convertible<std::string, Format>();
 
   m.def("quantize", &quantize, py::arg("x"), py::arg("format"), py::arg("seed") = 0, py::arg("stream") = 0,
         py::arg("layout") = py::none(),

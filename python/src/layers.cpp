@@ -206,6 +206,15 @@ void bind_layers(py::module_& m) {
       .def_property_readonly("context", &LayerHost::shared_context);
 
   py::class_<Tape, std::shared_ptr<Tape>>(m, "Tape").def("backward", &Tape::backward, py::arg("grad_output"));
+
+  // For tests of the memory rules (docs/python.md "Memory"): where the engine's view of `x`
+  // starts, and its strides in elements.
+  m.def("_view", [](py::handle x) {
+    Borrowed b = borrow(x, "x");
+    Tensor& t = b.tensor;
+    const float* p = t.device() == Device::Cpu ? t.data() : t.device_data();
+    return py::make_tuple(reinterpret_cast<uintptr_t>(p), t.strides());
+  });
 }
 
 }  // namespace emu::python

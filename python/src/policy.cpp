@@ -18,6 +18,7 @@
 #include "numerics/format_spec.h"
 #include "numerics/split_mul_spec.h"
 #include "python/src/bindings.h"
+#include "python/src/format_arg.h"
 
 namespace emu::python {
 namespace {
@@ -79,13 +80,22 @@ std::string mac_repr(const MacPolicy& p) {
 
 }  // namespace
 
+// NumericsPolicy::set checks a key alone; resolving checks the keys together (fused must divide
+// chunk, a split multiplier needs a deterministic acc), as a recipe's check does. A failed key
+// leaves the policy as it was.
 void Policy::set(const std::string& key, const std::string& value) {
-  policy.set(key, value);
+  NumericsPolicy next = policy;
+  next.set(key, value);
+  next.resolve("");
+  policy = next;
   defaults.emplace_back(key, value);
 }
 
 void Policy::set_override(const std::string& glob, const std::string& key, const std::string& value) {
-  policy.set_override(glob, key, value);
+  NumericsPolicy next = policy;
+  next.set_override(glob, key, value);
+  next.resolve(glob);  // a glob matches itself as a path: its override applies over the defaults
+  policy = next;
   overrides.push_back({glob, key, value});
 }
 
@@ -112,10 +122,16 @@ void bind_policy(py::module_& m) {
                         "acc_outer, fused; the ops' `mac` argument")
       .def_property_readonly("mul", &mul_name)
       .def_readwrite("mul_exact", &MacPolicy::mul_exact)
-      .def_readwrite("acc", &MacPolicy::acc)
-      .def_readwrite("out", &MacPolicy::out)
+      .def_property(
+          "acc", [](const MacPolicy& p) { return p.acc; },
+          [](MacPolicy& p, py::handle f) { p.acc = format_arg(f, "acc"); })
+      .def_property(
+          "out", [](const MacPolicy& p) { return p.out; },
+          [](MacPolicy& p, py::handle f) { p.out = format_arg(f, "out"); })
       .def_readwrite("chunk", &MacPolicy::chunk)
-      .def_readwrite("acc_outer", &MacPolicy::acc_outer)
+      .def_property(
+          "acc_outer", [](const MacPolicy& p) { return p.acc_outer; },
+          [](MacPolicy& p, py::handle f) { p.acc_outer = format_arg(f, "acc_outer"); })
       .def_readwrite("fused", &MacPolicy::fused)
       .def("copy", [](const MacPolicy& p) { return p; })
       .def("__repr__", &mac_repr);

@@ -22,8 +22,8 @@ def calc_error(line):
 
 def test_unknown_spec():
     with pytest.raises(emutrain.FormatError) as e:
-        emutrain.Format("e9m3")
-    assert str(e.value) == calc_error("quantize e9m3 1")
+        emutrain.Format("fp7")
+    assert str(e.value) == calc_error("quantize fp7 1")
     assert isinstance(e.value, ValueError)
     with pytest.raises(emutrain.FormatError) as e:
         emutrain.quantize(np.ones(3, np.float32), "e4m3:rtz:rup")
@@ -76,8 +76,14 @@ def test_bad_policy():
         emutrain.Policy(formt="e5m2")
     with pytest.raises(ValueError, match=r"^numerics.default.format: 'fp7' is not usable: bad format 'fp7'"):
         emutrain.Policy(format="fp7")
-    with pytest.raises(ValueError, match="chunk 6 is not a multiple of fused 4"):
+    with pytest.raises(ValueError, match=r"^numerics.default: chunk 6 is not a multiple of fused 4"):
         emutrain.Policy(fused=4, chunk=6)
+    p = emutrain.Policy(chunk=8)
+    with pytest.raises(ValueError, match=r"^numerics.overrides\['fc'\]: chunk 8 is not a multiple of fused 3"):
+        p.override("fc", fused=3)
+    assert repr(p) == "Policy(chunk='8')"  # a refused key leaves the policy as it was
+    with pytest.raises(ValueError, match="split:fp32b with acc e5m2:sr"):
+        emutrain.Policy(mul="split:fp32b", acc="e5m2:sr")
     with pytest.raises(ValueError, match=r"numerics.overrides\['fc'\].acc: 'mxfp4' is not usable"):
         emutrain.Policy(overrides={"fc": {"acc": "mxfp4"}})
     with pytest.raises(TypeError, match="policy key 'chunk'"):

@@ -158,3 +158,16 @@ def test_block_formats(spec, elem, emax, clamp):
     col = emutrain.quantize(x, spec, layout=(1, 3, 70))
     want_col = np.stack([mx_reference(x[:, j], elem, emax, *(clamp or (None, None))) for j in range(70)], axis=1)
     assert_same_bits(col, want_col, spec + " by columns")
+
+
+def test_arguments_are_not_copied():
+    """The engine sees the caller's memory (docs/python.md "Memory"): contiguous and strided
+    float32 tensors and arrays alike; NumPy's negative strides are the one copy."""
+    t = torch.randn(6, 5)
+    assert emutrain._core._view(t) == (t.data_ptr(), [5, 1])
+    assert emutrain._core._view(t.T) == (t.data_ptr(), [1, 5])
+    assert emutrain._core._view(t[1:, 2:]) == (t[1:, 2:].data_ptr(), [5, 1])
+    a = np.zeros((4, 3), np.float32)
+    assert emutrain._core._view(a) == (a.ctypes.data, [3, 1])
+    assert emutrain._core._view(a[:, 1]) == (a.ctypes.data + 4, [3])
+    assert emutrain._core._view(a[::-1])[0] != a.ctypes.data + 9 * 4

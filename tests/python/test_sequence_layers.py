@@ -23,7 +23,7 @@ def outputs_and_grads(model, inputs, fn):
     flat = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if o is not None]
     flat = [t for o in flat for t in (o if isinstance(o, tuple) else (o,))]
     torch.manual_seed(99)
-    loss = sum((o * torch.randn_like(o)).sum() for o in flat)
+    loss = sum((o * torch.randn(o.shape)).sum() for o in flat)  # randn_like would follow o's strides
     loss.backward()
     grads = [t.grad for t in inputs if t.is_floating_point()] + [p.grad for p in model.parameters()]
     return flat, grads
@@ -71,10 +71,11 @@ def test_fp32_against_pytorch(name):
     xs = inputs()
     out_ref, g_ref = outputs_and_grads(ref, xs, fn)
     out_emu, g_emu = outputs_and_grads(emu, xs, fn)
-    close(out_emu, out_ref, 1e-5, f"{name} output")
-    close(g_emu, g_ref, 1e-4, f"{name} gradient")
+    # Measured: at most 1.8e-7 (outputs) and 4.3e-7 (gradients) of the largest value.
+    close(out_emu, out_ref, 2e-6, f"{name} output")
+    close(g_emu, g_ref, 4e-6, f"{name} gradient")
     if name == "pools_bn":  # the running statistics were updated in place, as PyTorch's
-        close([emu[0].running_mean, emu[0].running_var], [ref[0].running_mean, ref[0].running_var], 1e-5,
+        close([emu[0].running_mean, emu[0].running_var], [ref[0].running_mean, ref[0].running_var], 2e-6,
               "running stats")
 
 

@@ -84,8 +84,8 @@ def rel(a, b):
 
 def test_fp32_passthrough_near_pytorch():
     """Plain fp32 (the engine's fixed summation order) vs PyTorch's own float32 model: the first
-    forward within 1e-5 of the output scale, the weights after 4 steps within 1e-4 (rounding
-    differences of reassociated sums, amplified a little by training)."""
+    forward and the weights after 4 steps within 1e-5 of the largest value (rounding differences
+    of reassociated sums, a few units of 2^-24; measured: 3.2e-7 and 3.3e-7)."""
     torch.manual_seed(0)
     plain, emulated = SmallCNN(), SmallCNN()
     emulated.load_state_dict(plain.state_dict())
@@ -97,13 +97,15 @@ def test_fp32_passthrough_near_pytorch():
     emu_model, _ = train("fp32")
     for (name, tw), ew in zip(torch_model.state_dict().items(), emu_model.state_dict().values()):
         if tw.dtype == torch.float32:
-            assert rel(ew, tw) < 1e-4, name
+            assert rel(ew, tw) < 1e-5, name
 
 
 def test_e6m6_differs_from_fp32_as_expected():
-    """e6m6 (unit roundoff 2^-7) with an fp32 accumulator: the outputs are e6m6 values, and
-    differ from the fp32 outputs by a few units of e6m6's rounding, far more than fp32 differs
-    from PyTorch (test above) and far less than a broken computation would."""
+    """e6m6 (unit roundoff u = 2^-7) with an fp32 accumulator: the outputs are e6m6 values and
+    differ from the fp32 outputs by about u (a rounding of each layer's inputs, weights and
+    outputs: between u/4 and 8u of the largest output; measured 1.5u), far more than fp32
+    differs from PyTorch (test above), far less than a broken computation would; the losses of
+    4 training steps stay within 0.01 (measured 8e-4) but differ."""
     torch.manual_seed(0)
     ref, low = SmallCNN(), SmallCNN()
     low.load_state_dict(ref.state_dict())
@@ -113,12 +115,13 @@ def test_e6m6_differs_from_fp32_as_expected():
     y_ref, y_low = ref(x).detach(), low(x).detach()
     assert_same_bits(emutrain.quantize(y_low, "e6m6"), y_low, "outputs are e6m6 values")
     d = rel(y_low, y_ref)
-    assert 2.0**-12 < d < 2.0**-3, d
+    u = 2.0**-7
+    assert u / 4 < d < 8 * u, d
     # After training, the loss curves stay close but not equal.
     _, l_ref = train("fp32")
     _, l_low = train({"format": "e6m6", "acc": "fp32"})
     assert l_ref != l_low
-    assert max(abs(a - b) for a, b in zip(l_ref, l_low)) < 0.1 * max(l_ref)
+    assert max(abs(a - b) for a, b in zip(l_ref, l_low)) < 0.01
 
 
 def test_emulate_report_and_overrides():
