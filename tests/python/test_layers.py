@@ -19,7 +19,7 @@ from conftest import assert_same_bits, calc_batch, hex32
 
 # The policies of the issue (fp32, e6m6 with an fp32 accumulator, bf16 with e5m2:sr gradients,
 # posit16, a chunked accumulator) and more: fused runs, a split multiplier, integers, an :sr
-# accumulator.
+# accumulator, an approximate (table) multiplier.
 POLICIES = {
     "fp32": {},
     "e6m6_acc_fp32": {"format": "e6m6", "acc": "fp32"},
@@ -30,6 +30,7 @@ POLICIES = {
     "split_fp32b": {"mul": "split:fp32b"},
     "int8_acc_int32": {"format": "int8", "mul": "exact", "acc": "int32", "out": "fp32", "grads": "fp32"},
     "acc_sr": {"format": "e5m2", "acc": "e8m10:sr", "out": "e5m10"},
+    "lut_mitchell": {"format": "e5m7", "mul": "lut:mitchell:e5m7", "acc": "fp32"},
 }
 PATH, SEED, STEP = "block.3.op", 11, 5
 FP32 = emutrain.Format("fp32")
@@ -282,3 +283,34 @@ def test_steps_advance_per_training_forward():
     assert layer.emu_context.step == 2
     layer.eval()
     assert_same_bits(layer(x), outs[2], "eval forward: no step")
+
+
+def test_linear_sparsity():
+    """2:4 sparsity on weights (docs/sparsity.md): the read weights with, in each group of 4
+    consecutive in-features, the 2 of largest |master weight| kept (ties to the lower index; a
+    last group of 1 keeps it) and the others +0; the rest as test_linear."""
+    torch.manual_seed(4)
+    policy = emutrain.Policy(format="bf16", acc="fp32", sparsity="2:4")
+    layer = et.Linear(13, 6, policy=policy, path=PATH, context=emutrain.Context(SEED, STEP))
+    unit_weights(layer)
+    x, gy = odd_input((5, 13)), torch.randn(5, 6)
+    got = run_layer(layer, x, gy)
+    w = layer.weight.detach()
+    keep = torch.zeros_like(w, dtype=torch.bool)
+    for r in range(w.shape[0]):
+        for g0 in range(0, 13, 4):
+            group = list(range(g0, min(g0 + 4, 13)))
+            ranked = sorted(group, key=lambda k: (-abs(w[r, k].item()), k))
+            for k in ranked[:2]:
+                keep[r, k] = True
+    c = Composition(policy)
+    wr = torch.where(keep, c.read(c.n.weights, w, "read_weights"), torch.zeros(()))
+    xr = c.read(c.n.activations, x, "read_input")
+    br = c.read(c.n.weights, layer.bias.detach(), "read_bias")
+    y = emutrain.backend.gemm(xr, wr.T.contiguous(), c.n.mac, br, *c.key("forward"))
+    g = c.read(c.n.grads, gy, "read_grad")
+    gx = emutrain.backend.gemm(g, wr, c.bmac, None, *c.key("grad_input"))
+    gw = emutrain.backend.gemm(g.T.contiguous(), xr, c.bmac, None, *c.key("grad_weight"))
+    for k, want in (("y", y), ("gx", gx), ("gw", gw)):
+        assert_same_bits(got[k], want, f"2:4 sparsity {k}")
+    assert (wr == 0).sum() == 6 * 6  # three full groups of 4 per row lose 2 each
