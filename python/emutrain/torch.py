@@ -26,8 +26,8 @@ from ._core import Context, Policy
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Context", "Conv1d", "Conv2d", "Dropout",
-    "Emulation", "GELU", "GRU", "LSTM", "Linear", "LogSoftmax", "MaxPool2d", "MultiheadAttention", "ReLU", "SiLU",
-    "Sigmoid", "Softmax", "Tanh", "emulate"
+    "Emulation", "GELU", "GRU", "GRUCell", "LSTM", "LSTMCell", "Linear", "LogSoftmax", "MaxPool2d",
+    "MultiheadAttention", "ReLU", "SiLU", "Sigmoid", "Softmax", "Tanh", "emulate"
 ]
 
 
@@ -508,6 +508,74 @@ class GRU(_RecurrentBase, _nn.GRU):
         return _torch.cat([b_ih[:h2] + b_hh[:h2], b_ih[h2:], b_hh[h2:]])
 
 
+class _CellBase(_Emulated):
+    """nn.LSTMCell / nn.GRUCell on the engine: one step of lstm_layer / gru_layer (T = 1). The
+    n-th call of a cell within a training step draws as layer n of a recurrent module would, so
+    a loop over time steps draws from a new stream at every call; the biases are formed as for
+    LSTM and GRU. A cell with a context of its own advances it at every training-mode call."""
+    _emu_kind = None
+
+    def _emu_setup(self, *args, **kwargs):
+        super()._emu_setup(*args, **kwargs)
+        self._emu_cell_step, self._emu_cell_calls = None, 0
+
+    def _emu_call_index(self):
+        if self._emu_cell_step != self.emu_context.step:
+            self._emu_cell_step, self._emu_cell_calls = self.emu_context.step, 0
+        self._emu_cell_calls += 1
+        return self._emu_cell_calls - 1
+
+    def forward(self, input, hx=None):
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        lstm = self._emu_kind == "lstm"
+        zeros = x.new_zeros(x.shape[0], self.hidden_size)
+        if lstm:
+            h0, c0 = hx if hx is not None else (zeros, zeros)
+        else:
+            h0, c0 = (hx if hx is not None else zeros), None
+        if unbatched:
+            h0 = h0.unsqueeze(0)
+            c0 = c0.unsqueeze(0) if c0 is not None else None
+        bias = None
+        if self.bias:
+            if lstm:
+                bias = self.bias_ih + self.bias_hh
+            else:
+                h2 = 2 * self.hidden_size
+                bias = _torch.cat([self.bias_ih[:h2] + self.bias_hh[:h2], self.bias_ih[h2:], self.bias_hh[h2:]])
+        self._emu_tick()
+        index = self._emu_call_index()
+        outs = self._emu_run(
+            self.emu_host,
+            lambda h, t, needs, tr: _core.layer_recurrent_cell(h, self._emu_kind, index, *t, needs, tr), x, h0, c0,
+            self.weight_ih, self.weight_hh, bias)
+        if not lstm:
+            return outs.squeeze(0) if unbatched else outs
+        h, c = outs
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class LSTMCell(_CellBase, _nn.LSTMCell):
+    __doc__ = _CellBase.__doc__
+    _emu_kind = "lstm"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None, *, policy=None, path="",
+                 context=None):
+        _nn.LSTMCell.__init__(self, input_size, hidden_size, bias, device=device, dtype=dtype)
+        self._emu_setup(policy, path, context)
+
+
+class GRUCell(_CellBase, _nn.GRUCell):
+    __doc__ = _CellBase.__doc__
+    _emu_kind = "gru"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None, *, policy=None, path="",
+                 context=None):
+        _nn.GRUCell.__init__(self, input_size, hidden_size, bias, device=device, dtype=dtype)
+        self._emu_setup(policy, path, context)
+
+
 # PyTorch layer type -> its emulated class. Only these exact types are replaced: a subclass
 # may compute something else in its forward.
 _REPLACEMENTS = {
@@ -530,6 +598,8 @@ _REPLACEMENTS = {
     _nn.MultiheadAttention: MultiheadAttention,
     _nn.LSTM: LSTM,
     _nn.GRU: GRU,
+    _nn.LSTMCell: LSTMCell,
+    _nn.GRUCell: GRUCell,
 }
 
 # Leaf modules that compute nothing worth listing as not emulated.

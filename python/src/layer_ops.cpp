@@ -17,6 +17,7 @@
 #include "layers/lstm.h"
 #include "layers/pool.h"
 #include "layers/recurrent_common.h"
+#include "layers/shape_ops.h"
 #include "layers/softmax.h"
 #include "python/src/bindings.h"
 #include "python/src/conv_args.h"
@@ -192,6 +193,33 @@ void bind_layer_ops(py::module_& m) {
           return lstm ? Ins{r.output, r.h_n, r.c_n} : Ins{r.output, r.h_n};
         },
         names);
+  });
+
+  // nn.LSTMCell / nn.GRUCell: one step of one layer, x (N,I), h0 (N,H), c0 (N,H) (LSTM; None for
+  // the GRU), w_ih (G*H,I), w_hh (G*H,H), bias (4H) or None -> h (N,H) and (LSTM) c (N,H): the
+  // engine's lstm_layer / gru_layer with T = 1, its draws keyed as layer `index` (the call's
+  // number within the step, so the steps of a loop over time draw from different streams).
+  m.def("layer_recurrent_cell", [](const Host& h, const std::string& kind, int index, py::object x,
+                                   py::object h0, py::object c0, py::object w_ih, py::object w_hh,
+                                   py::object bias, const Needs& needs, bool training) {
+    if (kind != "lstm" && kind != "gru")
+      throw py::value_error(fmt::format("unknown recurrent cell '{}' (lstm, gru)", kind));
+    const bool lstm = kind == "lstm";
+    return run_layer(
+        h, {x, h0, c0, w_ih, w_hh, bias}, needs, training,
+        [lstm, index](const Module& mod, const Ins& in) {
+          if (in[0].ndim() != 2)
+            throw std::invalid_argument(fmt::format("{}: input of shape {} is not (N, input_size)",
+                                                    mod.path(), shape_string(in[0].shape())));
+          const Tensor x3 = reshape(in[0], {in[0].dim(0), 1, in[0].dim(1)});  // (N, T = 1, I), differentiable
+          if (lstm) {
+            RecurrentOutput r = lstm_layer(mod, index, 0, x3, in[1], in[2], in[3], in[4], in[5], Tensor());
+            return Ins{r.h_n, r.c_n};
+          }
+          RecurrentOutput r = gru_layer(mod, index, 0, x3, in[1], in[3], in[4], in[5], Tensor());
+          return Ins{r.h_n};
+        },
+        {"x", "h0", "c0", "weight_ih", "weight_hh", "bias"});
   });
 }
 
