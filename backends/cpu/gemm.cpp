@@ -501,6 +501,18 @@ const char* gemm_path_name(GemmPath path) {
   return "?";
 }
 
+const char* gemm_kernel_isa() {
+#if defined(__AVX512F__)
+#define EMU_GEMM_VECTORS "AVX-512 (512-bit vectors)"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define EMU_GEMM_VECTORS "AVX2 + FMA (256-bit vectors)"
+#else
+#define EMU_GEMM_VECTORS "no AVX2 (vector extensions split by the compiler)"
+#endif
+  return EMU_GEMM_VECTORS "; int8: " EMU_GEMM_INT8_KERNEL;
+#undef EMU_GEMM_VECTORS
+}
+
 GemmPath gemm_policy_path(const MacPolicy& p) {
   const Format& acc = p.acc;
   // Fused runs (docs/contract.md section 4.8): an exact sum per run of F terms,

@@ -47,6 +47,10 @@ enum class GemmPath : uint8_t {
 };
 const char* gemm_path_name(GemmPath path);
 
+// The instruction sets the micro-kernels were compiled for (the build's -march),
+// e.g. "AVX2 + FMA (256-bit vectors); int8: AVX2 vpmaddwd", for benchmark reports.
+const char* gemm_kernel_isa();
+
 // The fast path a policy qualifies for by its formats alone (data checks, e.g.
 // finite or integer-valued operands, can still send mac_gemm to Generic).
 GemmPath gemm_policy_path(const MacPolicy& p);

@@ -20,6 +20,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "numerics/fast_round.h"
 #include "numerics/mac.h"
 
@@ -290,12 +294,41 @@ struct KernAccIeee {
 };
 
 // Two int16 products per 32-bit lane, summed into it: acc + a.lo b.lo + a.hi b.hi
-// (no saturation).
+// (no saturation: vpdpwssd, or vpmaddwd + vpaddd, whose pair sum cannot
+// overflow for the |ia|, |ib| <= 32767 that gemm.cpp admits). Chosen at compile
+// time from the build's -march (the CPU that builds is the CPU that runs).
+#if defined(__AVX512VNNI__)
+#define EMU_GEMM_INT8_KERNEL "AVX-512 VNNI vpdpwssd"
+#elif defined(__AVX512BW__)
+#define EMU_GEMM_INT8_KERNEL "AVX-512 BW vpmaddwd"
+#elif defined(__AVXVNNI__)
+#define EMU_GEMM_INT8_KERNEL "AVX-VNNI vpdpwssd (256-bit)"
+#elif defined(__AVX2__)
+#define EMU_GEMM_INT8_KERNEL "AVX2 vpmaddwd"
+#else
+#define EMU_GEMM_INT8_KERNEL "lane loop"
+#endif
 inline v16i32 dot2_i16(v16i32 acc, v16i32 a, v16i32 b) {
 #if defined(__AVX512VNNI__)
   return (v16i32)_mm512_dpwssd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
 #elif defined(__AVX512BW__)
   return acc + (v16i32)_mm512_madd_epi16((__m512i)a, (__m512i)b);
+#elif defined(__AVX2__)
+  typedef int32_t v8i32 __attribute__((vector_size(32)));
+  v8i32 a2[2], b2[2], c2[2];
+  memcpy(a2, &a, sizeof a);
+  memcpy(b2, &b, sizeof b);
+  memcpy(c2, &acc, sizeof acc);
+  for (int h = 0; h < 2; ++h) {
+#if defined(__AVXVNNI__)
+    c2[h] = (v8i32)_mm256_dpwssd_avx_epi32((__m256i)c2[h], (__m256i)a2[h], (__m256i)b2[h]);
+#else
+    c2[h] = c2[h] + (v8i32)_mm256_madd_epi16((__m256i)a2[h], (__m256i)b2[h]);
+#endif
+  }
+  v16i32 r;
+  memcpy(&r, c2, sizeof r);
+  return r;
 #else
   v16i32 r;
   for (int i = 0; i < 16; ++i) {
