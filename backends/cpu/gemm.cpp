@@ -615,7 +615,7 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
     }
     case GemmPath::Posit: {
       const FastPositRneF pm = fast_posit_rne_f_params(p.mul), pa = fast_posit_rne_f_params(p.acc);
-      if (pm.has_table && pa.has_table) {
+      if (kPositTableLookup && pm.has_table && pa.has_table) {
         fast_gemm(KernPosit<true>(p, pm, pa), pb, threads, true);
       } else {
         fast_gemm(KernPosit<false>(p, pm, pa), pb, threads, true);
