@@ -6,7 +6,10 @@
 #include "backends/cpu/conv_operands.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
+
+#include "numerics/fast_round_lanes.h"
 
 namespace emu {
 namespace {
@@ -16,9 +19,11 @@ struct Run {
   int64_t n, row, col, count, at;
 };
 
-// The runs of pixels [p0, p0 + np) on a grid of `rows` x `cols` pixels per image.
-std::vector<Run> runs_of(int64_t p0, int64_t np, int64_t rows, int64_t cols) {
-  std::vector<Run> runs;
+// The runs of pixels [p0, p0 + np) on a grid of `rows` x `cols` pixels per image (in a buffer of the
+// calling thread's, reused: fills are small and many).
+const std::vector<Run>& runs_of(int64_t p0, int64_t np, int64_t rows, int64_t cols) {
+  thread_local std::vector<Run> runs;
+  runs.clear();
   const int64_t plane = rows * cols;
   for (int64_t p = p0, end = p0 + np; p < end;) {
     const int64_t n = p / plane, s = p % plane, r = s / cols, c = s % cols;
@@ -29,24 +34,49 @@ std::vector<Run> runs_of(int64_t p0, int64_t np, int64_t rows, int64_t cols) {
   return runs;
 }
 
+// The loops below are short (a run of a panel's 8 to 32 columns): they copy and clear 8 floats at a
+// time with vector moves, where GCC would otherwise call memcpy and memset, which cost more than
+// they copy at these lengths.
+inline void zeros(float* out, int64_t count, int64_t os) {
+  if (os == 1) {
+    int64_t c = 0;
+    for (; c + 8 <= count; c += 8) {
+      const v8f32 z = {};
+      std::memcpy(out + c, &z, sizeof z);
+    }
+    for (; c < count; ++c) out[c] = 0.0f;
+    return;
+  }
+  for (int64_t c = 0; c < count; ++c) out[c * os] = 0.0f;
+}
+
 // out[c * os] = row[i0 + c * step] where 0 <= i0 + c * step < width, else 0, for c < count.
 inline void strided_row(const float* row, int64_t width, int64_t i0, int64_t step, int64_t count, float* out,
                         int64_t os) {
-  int64_t lo = i0 >= 0 ? 0 : (-i0 + step - 1) / step;
-  int64_t hi = i0 <= width - 1 ? (width - 1 - i0) / step + 1 : 0;
-  hi = std::min(hi, count);
+  int64_t lo, hi;  // the columns c inside the row: [lo, hi)
+  if (step == 1) {
+    lo = i0 >= 0 ? 0 : -i0;
+    hi = width - i0;
+  } else {
+    lo = i0 >= 0 ? 0 : (-i0 + step - 1) / step;
+    hi = i0 <= width - 1 ? (width - 1 - i0) / step + 1 : 0;
+  }
+  hi = std::clamp<int64_t>(hi, 0, count);
   lo = std::min(lo, hi);
-  for (int64_t c = 0; c < lo; ++c) out[c * os] = 0.0f;
+  zeros(out, lo, os);
   if (step == 1 && os == 1) {
-    std::copy(row + i0 + lo, row + i0 + hi, out + lo);
+    const float* src = row + i0;
+    int64_t c = lo;
+    for (; c + 8 <= hi; c += 8) {
+      v8f32 v;
+      std::memcpy(&v, src + c, sizeof v);
+      std::memcpy(out + c, &v, sizeof v);
+    }
+    for (; c < hi; ++c) out[c] = src[c];
   } else {
     for (int64_t c = lo; c < hi; ++c) out[c * os] = row[i0 + c * step];
   }
-  for (int64_t c = hi; c < count; ++c) out[c * os] = 0.0f;
-}
-
-inline void zeros(float* out, int64_t count, int64_t os) {
-  for (int64_t c = 0; c < count; ++c) out[c * os] = 0.0f;
+  zeros(out + hi * os, count - hi, os);
 }
 
 // Tap t = (ci, kh, kw) of the kernel.
@@ -57,58 +87,97 @@ inline Tap tap(const ConvGeom& g, int64_t t) {
   const int64_t khw = g.KH * g.KW, r = t % khw;
   return {t / khw, r / g.KW, r % g.KW};
 }
+// The next tap, without divisions.
+inline void next(int64_t KH, int64_t KW, Tap* t) {
+  if (++t->kw == KW) {
+    t->kw = 0;
+    if (++t->kh == KH) {
+      t->kh = 0;
+      ++t->ci;
+    }
+  }
+}
 
-// The im2col values of tap t along run r, at out[c * os].
-inline void im2col_run(const ConvGeom& g, const float* x, int64_t grp, const Tap& t, const Run& r, float* out,
-                       int64_t os) {
-  const int64_t ih = g.input_h(r.row, t.kh);
-  if (ih < 0 || ih >= g.H) return zeros(out, r.count, os);
-  const float* row = x + ((r.n * g.C_in + grp * g.Cig + t.ci) * g.H + ih) * g.W;
-  strided_row(row, g.W, g.input_w(r.col, t.kw), g.sw, r.count, out, os);
+// The geometry copied into locals, which the compiler keeps in registers (through the reference it
+// would reload every field after each store of a value).
+struct Walk {
+  int64_t H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+  explicit Walk(const ConvGeom& g)
+      : H(g.H),
+        W(g.W),
+        OH(g.OH),
+        OW(g.OW),
+        KH(g.KH),
+        KW(g.KW),
+        sh(g.sh),
+        sw(g.sw),
+        ph(g.ph),
+        pw(g.pw),
+        dh(g.dh),
+        dw(g.dw) {}
+};
+
+// The im2col values of the taps from `first` on along run r: tap number l at out + l * tap_step,
+// pixel c of the run at + c * os.
+inline void im2col_taps(const Walk& w, const float* xn, const Run& r, Tap t, int64_t taps, float* out,
+                        int64_t tap_step, int64_t os) {
+  const int64_t hw = w.H * w.W, ihb = r.row * w.sh - w.ph, iwb = r.col * w.sw - w.pw;
+  for (int64_t l = 0; l < taps; ++l, out += tap_step, next(w.KH, w.KW, &t)) {
+    const int64_t ih = ihb + t.kh * w.dh;
+    if (ih < 0 || ih >= w.H) {
+      zeros(out, r.count, os);
+      continue;
+    }
+    strided_row(xn + t.ci * hw + ih * w.W, w.W, iwb + t.kw * w.dw, w.sw, r.count, out, os);
+  }
 }
 
 }  // namespace
 
 void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  const std::vector<Run> runs = runs_of(x0, nx, g_.OH, g_.OW);
-  for (int64_t q = 0; q < kc; ++q) {
-    const Tap t = tap(g_, k0 + q);
-    for (const Run& r : runs) im2col_run(g_, x_, grp_, t, r, dst + q * ld + r.at, 1);
-  }
+  const Walk w(g_);
+  const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
+  const Tap first = tap(g_, k0);
+  for (const Run& r : runs_of(x0, nx, w.OH, w.OW))
+    im2col_taps(w, xg + r.n * g_.C_in * w.H * w.W, r, first, kc, dst + r.at, ld, 1);
 }
 
 void Im2colByTap::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  const std::vector<Run> runs = runs_of(k0, kc, g_.OH, g_.OW);
-  for (int64_t l = 0; l < nx; ++l) {
-    const Tap t = tap(g_, x0 + l);
-    for (const Run& r : runs) im2col_run(g_, x_, grp_, t, r, dst + r.at * ld + l, ld);
-  }
+  const Walk w(g_);
+  const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
+  const Tap first = tap(g_, x0);
+  for (const Run& r : runs_of(k0, kc, w.OH, w.OW))
+    im2col_taps(w, xg + r.n * g_.C_in * w.H * w.W, r, first, nx, dst + r.at * ld, 1, ld);
 }
 
 void GradByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  const std::vector<Run> runs = runs_of(x0, nx, g_.H, g_.W);
-  for (int64_t q = 0; q < kc; ++q) {
-    const Tap t = tap(g_, k0 + q);  // (co, kh, kw)
-    float* out = dst + q * ld;
-    for (const Run& r : runs) {
-      float* o = out + r.at;
-      const int64_t oh = g_.output_h(r.row, t.kh);
-      if (oh < 0) {
-        zeros(o, r.count, 1);
+  const Walk w(g_);
+  const int64_t ohw = w.OH * w.OW;
+  const float* gg = gy_ + grp_ * g_.Cog * ohw;
+  const Tap first = tap(g_, k0);  // (co, kh, kw)
+  for (const Run& r : runs_of(x0, nx, w.H, w.W)) {
+    const float* gn = gg + r.n * g_.C_out * ohw;
+    float* out = dst + r.at;
+    Tap t = first;
+    for (int64_t q = 0; q < kc; ++q, out += ld, next(w.KH, w.KW, &t)) {
+      // Input (ih, iw) reads output ((ih + ph - kh dh) / sh, (iw + pw - kw dw) / sw) where both divide.
+      const int64_t th = r.row + w.ph - t.kh * w.dh;
+      const int64_t oh = w.sh == 1 ? th : th >= 0 && th % w.sh == 0 ? th / w.sh : -1;
+      if (oh < 0 || oh >= w.OH) {
+        zeros(out, r.count, 1);
         continue;
       }
-      const float* row = gy_ + ((r.n * g_.C_out + grp_ * g_.Cog + t.ci) * g_.OH + oh) * g_.OW;
-      // Input column iw = r.col + c reads output column (iw + pw - kw dw) / sw where that divides.
-      const int64_t t0 = r.col + g_.pw - t.kw * g_.dw;
-      if (g_.sw == 1) {
-        strided_row(row, g_.OW, t0, 1, r.count, o, 1);
+      const float* row = gn + t.ci * ohw + oh * w.OW;
+      const int64_t t0 = r.col + w.pw - t.kw * w.dw;
+      if (w.sw == 1) {
+        strided_row(row, w.OW, t0, 1, r.count, out, 1);
         continue;
       }
-      zeros(o, r.count, 1);
-      for (int64_t c = t0 >= 0 ? (g_.sw - t0 % g_.sw) % g_.sw : -t0; c < r.count; c += g_.sw) {
-        const int64_t ow = (t0 + c) / g_.sw;
-        if (ow >= g_.OW) break;
-        o[c] = row[ow];
+      zeros(out, r.count, 1);
+      for (int64_t c = t0 >= 0 ? (w.sw - t0 % w.sw) % w.sw : -t0; c < r.count; c += w.sw) {
+        const int64_t ow = (t0 + c) / w.sw;
+        if (ow >= w.OW) break;
+        out[c] = row[ow];
       }
     }
   }

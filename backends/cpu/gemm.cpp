@@ -122,6 +122,10 @@ class Epilogue {
   }
 
   bool chunked() const { return chunked_; }
+  // Whether finish() of a binary32 accumulator value is the value itself, plus the bias in one
+  // binary32 addition where there is one, with NaNs made the canonical one: what the store loop
+  // then does without calling finish() per output.
+  bool native_finish() const { return !chunked_ && out_identity_ && (!pb_.out.bias || bias_fp32_); }
 
   // outer <- R_outer(outer + acc) for chunk c of output o.
   double promote(double outer, double acc, uint64_t o, uint64_t c) const {
@@ -432,6 +436,28 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
               acc[x] = Acc{};
             }
           }
+        }
+      }
+      if constexpr (std::is_same_v<Acc, float>) {
+        if (ep.native_finish()) {  // row by row, panel by panel: no index arithmetic per output
+          const GemmOutput& o = pb.out;
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+            float* crow = o.C + i * o.ldc;
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              const float* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
+              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+              const float* bias = o.bias ? (o.bias_per_row ? nullptr : o.bias + jb) : nullptr;
+              const float row_bias = o.bias && o.bias_per_row ? o.bias[i] : 0.0f;
+              for (int64_t l = 0; l < w; ++l) {
+                float v = src[l];
+                if (o.bias) v = v + (bias ? bias[l] : row_bias);
+                crow[o.col_offset ? o.col_offset[jb + l] : jb + l] =
+                    v != v ? static_cast<float>(quiet_nan()) : v;
+              }
+            }
+          }
+          return;
         }
       }
       for (int64_t i = i0; i < i1; ++i) {
