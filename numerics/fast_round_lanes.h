@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-#if !defined(__CUDACC__) && defined(__AVX512F__)
+#if !defined(__CUDACC__) && (defined(__AVX512F__) || defined(__AVX2__))
 #include <immintrin.h>
 #endif
 
@@ -144,14 +144,22 @@ EMU_HD float lane_sum_rto(float a, float b) {
 // fast_round.h states.
 #if !defined(__CUDACC__)
 
-// 512-bit vectors (AVX-512 registers; split by the compiler on narrower ISAs).
+// 512-bit vectors (AVX-512 registers; split by the compiler on narrower ISAs,
+// where GCC 12 moves them through memory: kernels use the 256-bit vectors
+// below there, see backends/cpu/gemm_kernels.h).
 typedef double v8f64 __attribute__((vector_size(64)));
 typedef uint64_t v8u64 __attribute__((vector_size(64)));
 typedef int64_t v8i64 __attribute__((vector_size(64)));
 typedef float v16f32 __attribute__((vector_size(64)));
 typedef uint32_t v16u32 __attribute__((vector_size(64)));
 typedef int32_t v16i32 __attribute__((vector_size(64)));
+// 256-bit vectors (AVX2 registers), with vector masks (0 or -1 per lane) on every ISA.
 typedef float v8f32 __attribute__((vector_size(32)));
+typedef uint32_t v8u32 __attribute__((vector_size(32)));
+typedef int32_t v8i32 __attribute__((vector_size(32)));
+typedef double v4f64 __attribute__((vector_size(32)));
+typedef uint64_t v4u64 __attribute__((vector_size(32)));
+typedef int64_t v4i64 __attribute__((vector_size(32)));
 
 #if defined(__AVX512F__)
 using Mask8 = __mmask8;  // one bit per lane, in a mask register
@@ -173,6 +181,80 @@ struct LaneTraits<v16f32> {
   using I = v16i32;
   using Mask = Mask16;
 };
+template <>
+struct LaneTraits<v4f64> {
+  using U = v4u64;
+  using I = v4i64;
+  using Mask = v4i64;
+};
+template <>
+struct LaneTraits<v8f32> {
+  using U = v8u32;
+  using I = v8i32;
+  using Mask = v8i32;
+};
+
+// 256-bit vectors: the operators of the vector extensions (AVX2 has unsigned
+// 32-bit min/max; 64-bit unsigned compares become a biased signed compare).
+inline v4u64 lane_umax(v4u64 a, v4u64 b) { return a > b ? a : b; }
+inline v4u64 lane_umin(v4u64 a, v4u64 b) { return a < b ? a : b; }
+inline v8u32 lane_umax(v8u32 a, v8u32 b) { return a > b ? a : b; }
+inline v8u32 lane_umin(v8u32 a, v8u32 b) { return a < b ? a : b; }
+inline v4i64 lane_beyond_nonzero(v4u64 offset, v4u64 limit, v4u64 u) {
+  return (offset > limit) & ((u & uint64_t{0x7fffffffffffffff}) != 0);
+}
+inline v8i32 lane_beyond_nonzero(v8u32 offset, v8u32 limit, v8u32 u) {
+  return (offset > limit) & ((u & 0x7fffffffu) != 0);
+}
+inline v8i32 lane_beyond_nonzero2(v8u32 offset, v8u32 limit, v8u32 ua, v8u32 ub) {
+  return (offset > limit) & ((ua & 0x7fffffffu) != 0) & ((ub & 0x7fffffffu) != 0);
+}
+inline v4i64 lane_ge(v4u64 a, v4u64 b) { return a >= b; }
+inline v8i32 lane_ge(v8u32 a, v8u32 b) { return a >= b; }
+inline v4i64 lane_or(v4i64 a, v4i64 b) { return a | b; }
+inline v8i32 lane_or(v8i32 a, v8i32 b) { return a | b; }
+inline bool lane_any(v8i32 m) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#else
+  uint32_t r = 0;
+  for (int i = 0; i < 8; ++i) r |= static_cast<uint32_t>(m[i]);
+  return r != 0;
+#endif
+}
+inline bool lane_any(v4i64 m) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#else
+  uint64_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<uint64_t>(m[i]);
+  return r != 0;
+#endif
+}
+inline v8f32 lane_fma(v8f32 a, v8f32 b, v8f32 c) {
+#if defined(__FMA__)
+  return (v8f32)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+  v8f32 r;
+  for (int i = 0; i < 8; ++i) r[i] = lane_fma(a[i], b[i], c[i]);
+  return r;
+#endif
+}
+
+// The round-to-odd sum of the scalar lane_sum_rto, branch-free on vector lanes:
+// TwoSum's error says whether s is exact, and its sign whether s lies above the
+// exact sum's magnitude (then the truncation is the next code toward zero).
+template <class F, class U = typename LaneTraits<F>::U>
+inline F lane_sum_rto_twosum(F a, F b) {
+  const F s = a + b;
+  const F bb = s - a;
+  const F err = (a - (s - bb)) + (b - bb);
+  const U u = lane_cast<U>(s);
+  const U odd = (u - ((u ^ lane_cast<U>(err)) >> 31)) | 1u;
+  // Exact (err == +-0) or not finite (s - s is NaN): s itself.
+  return lane_cast<F>(((err == 0.0f) | ((s - s) != 0.0f)) ? u : odd);
+}
+inline v8f32 lane_sum_rto(v8f32 a, v8f32 b) { return lane_sum_rto_twosum(a, b); }
 
 #if defined(__AVX512F__)
 inline v8u64 lane_umax(v8u64 a, v8u64 b) {
@@ -240,19 +322,18 @@ inline Mask16 lane_or(Mask16 a, Mask16 b) { return a | b; }
 // indexed by the low six bits of each 16-bit lane; the high halves of x >> 7
 // hold the exponent fields).
 struct LaneTable64 {
+  uint16_t table[64];
 #if defined(__AVX512BW__)
   __m512i lo, hi;
-#else
-  uint16_t table[64];
 #endif
   explicit LaneTable64(const uint16_t* t) {
+    memcpy(table, t, sizeof table);
 #if defined(__AVX512BW__)
     lo = _mm512_loadu_si512(t);
     hi = _mm512_loadu_si512(t + 32);
-#else
-    memcpy(table, t, sizeof table);
 #endif
   }
+  const uint16_t* hi_table() const { return table; }
 };
 inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
 #if defined(__AVX512BW__)
@@ -261,9 +342,15 @@ inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
                                   _mm512_set1_epi32(0xffff0000));
 #else
   v16u32 r;
-  for (int i = 0; i < 16; ++i) r[i] = lane_lookup_hi16(t->table, x[i]);
+  for (int i = 0; i < 16; ++i) r[i] = lane_lookup_hi16(t->hi_table(), x[i]);
   return r;
 #endif
+}
+
+inline v8u32 lane_lookup_hi16(const LaneTable64* t, v8u32 x) {
+  v8u32 r;
+  for (int i = 0; i < 8; ++i) r[i] = lane_lookup_hi16(t->hi_table(), x[i]);
+  return r;
 }
 
 inline v16f32 lane_fma(v16f32 a, v16f32 b, v16f32 c) {
@@ -287,9 +374,7 @@ inline v16f32 lane_sum_rto(v16f32 a, v16f32 b) {
   const __mmask16 odd = _mm512_test_epi32_mask(_mm512_castps_si512(rd), _mm512_set1_epi32(1));
   return (v16f32)_mm512_mask_blend_ps(odd, ru, rd);
 #else
-  v16f32 r;
-  for (int i = 0; i < 16; ++i) r[i] = lane_sum_rto(a[i], b[i]);
-  return r;
+  return lane_sum_rto_twosum(a, b);
 #endif
 }
 

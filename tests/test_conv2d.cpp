@@ -4,10 +4,14 @@
 //    bit for bit, literal loops over the canonical orders of docs/contract.md section 4
 //    (with chunks, bias, dilation, stochastic rounding and its draw numbering);
 //  - reads: `weights: fp8_e4m3` multiplies with e4m3-rounded weights;
-//  - plain fp32 equals a naive binary32 loop.
+//  - plain fp32 equals a naive binary32 loop;
+//  - the GEMMs over operands made on demand (every fast path) equal the literal loops on
+//    hostile data (signed zeros, subnormals, overflowing and underflowing products, ties,
+//    Inf and NaN) with 1, 2 and 3 threads.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -547,4 +551,122 @@ TEST_CASE("conv2d rejects shapes that do not fit") {
   CHECK_THROWS_WITH(cpu_backend().conv2d_forward(MacPolicy{}, Conv2dParams{}, Tensor::zeros({1, 4, 5, 5}),
                                                  Tensor::zeros({6, 4, 3, 3}), nullptr, y, {}),
                     Catch::Contains("y has shape"));
+}
+
+namespace {
+
+// Hostile operands for the GEMM paths that pack im2col and the gathered gradient straight into their
+// panels: signed zeros, subnormals, magnitudes whose products overflow e6m6 or fall below its
+// subnormal range, few-bit values whose products round on ties, and, with `specials`, Inf and NaN;
+// `integer`: integers in [-128, 127] (the int path).
+Tensor hostile_tensor(const Shape& shape, uint64_t seed, bool specials, bool integer) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+  for (float& x : v) {
+    const uint64_t r = rng();
+    const float sign = (r >> 40) & 1 ? -1.0f : 1.0f;
+    if (integer) {
+      x = r % 5 == 0 ? 0.0f : static_cast<float>(static_cast<int>((r >> 8) % 256) - 128);
+      continue;
+    }
+    switch (r % 16) {
+      case 0:
+        x = 0.0f;
+        break;
+      case 1:
+        x = -0.0f;
+        break;
+      case 2:
+        x = bits_float((static_cast<uint32_t>(r >> 16) & 0x807fffffu) | 1u);  // subnormal
+        break;
+      case 3:
+        x = sign * std::ldexp(1.0f + static_cast<float>((r >> 20) & 0xff) / 256.0f,
+                              12 + static_cast<int>(r >> 50) % 9);
+        break;
+      case 4:
+        x = sign * std::ldexp(1.0f + static_cast<float>((r >> 20) & 0xff) / 256.0f,
+                              -40 - static_cast<int>(r >> 50) % 40);
+        break;
+      case 5:
+      case 6:
+        x = sign *
+            std::ldexp(1.0f + static_cast<float>((r >> 20) % 8) / 8.0f, static_cast<int>(r >> 50) % 5 - 2);
+        break;
+      case 7:
+        if (specials) {
+          const float s[3] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN()};
+          x = s[(r >> 30) % 3];
+          break;
+        }
+        [[fallthrough]];
+      default:
+        x = sign *
+            std::ldexp(1.0f + static_cast<float>(r >> 41) * 0x1p-23f, static_cast<int>((r >> 8) % 6) - 3);
+    }
+  }
+  return Tensor::from_vector(shape, v);
+}
+
+}  // namespace
+
+TEST_CASE("conv2d GEMMs over operands made on demand equal the literal loops on hostile data") {
+  // Shapes past one k block (K = 270), one column block (588 pixels), a row tile; strides, padding,
+  // dilation, groups; grad-weight with outputs along the taps (C_out/G >= 16) and along the channels.
+  const Case cases[] = {
+      {3, 30, 14, 14, 20, 3, 3, 2, 2, 1, 1, 1, true},
+      {3, 5, 14, 14, 6, 3, 3, 1, 1, 1, 1, 1, true},
+      {2, 8, 9, 7, 8, 3, 2, 2, 1, 1, 0, 2, false, 2, 1},
+      {2, 6, 5, 5, 18, 1, 1, 2, 2, 0, 0, 1, true},
+  };
+  struct Pol {
+    const char *mul, *acc;
+    int chunk;
+    bool integer;
+  };
+  const Pol pols[] = {
+      {"fp32", "fp32", 0, false},  {"e6m6", "fp32", 0, false},           {"e6m6", "fp32", 64, false},
+      {"bf16", "bf16", 0, false},  {"fp16", "fp16", 5, false},           {"e6m6:rtz", "fp32", 0, false},
+      {"e8m22", "fp32", 0, false}, {"posit16_1", "posit16_1", 0, false}, {"exact", "int32", 0, true},
+  };
+  for (const Pol& pl : pols) {
+    MacPolicy p;
+    p.mul_exact = std::string(pl.mul) == "exact";
+    p.mul = parse_format(p.mul_exact ? "fp32" : pl.mul);
+    p.acc = parse_format(pl.acc);
+    p.out = parse_format("fp32");
+    p.acc_outer = parse_format("fp32");
+    p.chunk = pl.chunk;
+    LayerNumerics nm;
+    nm.weights = nm.activations = nm.grads = parse_format("fp32");
+    nm.mac = p;
+    for (const Case& c : cases) {
+      for (bool specials : {false, true}) {
+        if (pl.integer && specials) continue;
+        INFO(c.name() << " mul " << pl.mul << " acc " << pl.acc << " chunk " << pl.chunk << " specials "
+                      << specials);
+        Operands o;
+        o.x = hostile_tensor({c.N, c.C_in, c.H, c.W}, 1, specials, pl.integer);
+        o.w = hostile_tensor({c.C_out, c.Cig(), c.KH, c.KW}, 2, specials, pl.integer);
+        if (c.bias) o.b = hostile_tensor({c.C_out}, 3, false, pl.integer);
+        const Tensor gy = hostile_tensor({c.N, c.C_out, c.OH(), c.OW()}, 4, specials, pl.integer);
+        const std::vector<float> want_y = literal_forward(c, nm, o, {});
+        const std::vector<float> want_gx = literal_grad_input(c, nm, gy.to_vector(), o);
+        const std::vector<float> want_gw = literal_grad_weight(c, nm, gy.to_vector(), o);
+        for (int threads : {1, 2, 3}) {
+          INFO("threads " << threads);
+          cpu_backend().set_threads(threads);
+          Tensor y = Tensor::zeros({c.N, c.C_out, c.OH(), c.OW()}), gx = Tensor::zeros(o.x.shape()),
+                 gw = Tensor::zeros(o.w.shape());
+          cpu_backend().conv2d_forward(p, c.params(), o.x, o.w, c.bias ? &o.b : nullptr, y, {});
+          cpu_backend().conv2d_grad_input(p, c.params(), gy, o.w, gx, {});
+          cpu_backend().conv2d_grad_weight(p, c.params(), o.x, gy, gw, {});
+          CHECK(mismatch(y.to_vector(), want_y) == "");
+          CHECK(mismatch(gx.to_vector(), want_gx) == "");
+          CHECK(mismatch(gw.to_vector(), want_gw) == "");
+        }
+        cpu_backend().set_threads(0);
+      }
+    }
+  }
 }

@@ -26,6 +26,7 @@
 #include "numerics/parallel_for.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
+#include "tools/openblas_core.h"
 
 // OpenBLAS's CBLAS entry points (libopenblas, LP64), declared here so that the
 // tool does not depend on where the distribution puts cblas.h.
@@ -42,18 +43,18 @@ namespace {
 
 constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111;
 
-// Re-executes this process with OPENBLAS_CORETYPE set, so that OpenBLAS (which
-// reads it when the library is loaded) picks a fast kernel. Returns only if
+// OpenBLAS's own choice of kernel is its best where it knows the CPU (Zen 3 and
+// 4, Skylake-X and its successors in 0.3.21), and OPENBLAS_CORETYPE set by the
+// environment may force an older one (docs/gemm.md). So the tool leaves a set
+// OPENBLAS_CORETYPE alone (and warns if it forces an older kernel), and only
+// where OpenBLAS, left to itself, picked a kernel below the CPU's vector level
+// does it re-execute itself with the best core of that level. Returns only if
 // that is not needed or not possible.
-void ensure_openblas_coretype(std::ostream& out) {
+void ensure_openblas_best_kernel() {
   if (std::getenv("OPENBLAS_CORETYPE")) return;
-  const char* core = nullptr;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    core = "SkylakeX";
-  else if (__builtin_cpu_supports("avx2"))
-    core = "Haswell";
-  if (!core) return;
+  const OpenBlasKernel k = judge_openblas_kernel(openblas_get_corename(), nullptr);
+  const char* best = openblas_best_core(k.cpu_level);
+  if (!k.older || !best) return;
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
   std::string arg;
@@ -62,10 +63,11 @@ void ensure_openblas_coretype(std::ostream& out) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  setenv("OPENBLAS_CORETYPE", core, 1);
-  out.flush();
+  setenv("OPENBLAS_CORETYPE", best, 1);
+  setenv("EMUTRAIN_OPENBLAS_OWN_CORE", k.core.c_str(), 1);  // for the report after the exec
   execv("/proc/self/exe", argv.data());
-  unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on, the core name is printed below
+  unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on; the report warns
+  unsetenv("EMUTRAIN_OPENBLAS_OWN_CORE");
 }
 
 struct GemmTiming {
@@ -108,7 +110,7 @@ MacPolicy bench_gemm_policy(const char* mul, const char* acc) {
 
 int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   if (opts.device != "cpu") return run_bench_gemm_device(opts, out);
-  ensure_openblas_coretype(out);
+  ensure_openblas_best_kernel();
   BenchGemmOptions o = opts;
   for (int64_t* d : {&o.m, &o.n, &o.k}) *d = *d ? *d : 512;
   if (o.m <= 0 || o.n <= 0 || o.k <= 0)
@@ -130,15 +132,27 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   std::transform(B.begin(), B.end(), B8.begin(), q8);
 
   const char* core_env = std::getenv("OPENBLAS_CORETYPE");
+  const char* own_core = std::getenv("EMUTRAIN_OPENBLAS_OWN_CORE");
+  const char* l2_env = std::getenv("OPENBLAS_L2_SIZE");
   out << fmt::format("emutrain bench gemm: C = A B, M={} N={} K={} ({:.3g} MAC), operands N(0,1), seed {}\n",
                      M, N, K, macs, o.seed);
   out << fmt::format("cpu: {} ({} online), threads: {}, load average: {}\n", cpu_model(),
                      std::thread::hardware_concurrency(), threads, load_average());
-  out << fmt::format("openblas: {}; core {} (OPENBLAS_CORETYPE={})\n", openblas_get_config(),
-                     openblas_get_corename(), core_env ? core_env : "unset");
-  if (!core_env)
-    out << "warning: OPENBLAS_CORETYPE is unset; OpenBLAS may run a slow generic kernel and flatter the "
-           "ratios\n";
+  out << fmt::format("emutrain kernels: {}\n", gemm_kernel_isa());
+  const OpenBlasKernel kernel = judge_openblas_kernel(openblas_get_corename(), own_core ? nullptr : core_env);
+  out << fmt::format("openblas: {}; kernel {} ({}; CPU: {}), {}\n", openblas_get_config(), kernel.core,
+                     vector_level_name(kernel.core_level), vector_level_name(kernel.cpu_level),
+                     own_core
+                         ? fmt::format("OPENBLAS_CORETYPE={} set by this tool: OpenBLAS chose {} by itself",
+                                       core_env, own_core)
+                     : core_env ? fmt::format("forced by OPENBLAS_CORETYPE={}", core_env)
+                                : std::string("OpenBLAS's own choice"));
+  if (!kernel.warning.empty()) out << kernel.warning << "\n";
+  if (l2_env)
+    out << fmt::format(
+        "warning: OPENBLAS_L2_SIZE={} overrides OpenBLAS's cache blocking for this CPU; unset it for this "
+        "command\n",
+        l2_env);
   openblas_set_num_threads(threads);
 
   auto blas = [&] {

@@ -21,10 +21,11 @@ struct BenchGemmOptions {
   uint64_t seed = 1;
 };
 
-// The benchmark itself. If OPENBLAS_CORETYPE is unset it first re-executes the
-// process with a core type that this CPU can run (SkylakeX with AVX-512,
-// Haswell with AVX2), because OpenBLAS 0.3.21 does not recognise recent CPUs
-// and would fall back to a slow generic kernel, flattering the ratio.
+// The benchmark itself. OpenBLAS runs the kernel it picks for this CPU; only
+// where that is below the CPU's vector level (an OpenBLAS that does not know the
+// CPU) and OPENBLAS_CORETYPE is unset does the tool re-execute itself with the
+// best core of that level. It reports the kernel that ran and warns when
+// OPENBLAS_CORETYPE forces an older one (tools/openblas_core.h).
 int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out);
 
 // The policy of one bench row: mul and acc as named ("exact": exact products),

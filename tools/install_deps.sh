@@ -10,6 +10,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   curl ca-certificates  # emutrain data fetch downloads with curl (or wget)
   python3               # the fetch tests serve files with Python's http.server
+  python3-dev pybind11-dev                      # the Python module emutrain (python/, docs/python.md)
+  python3-numpy python3-torch python3-pytest    # its tests and emutrain.torch (tests/python/)
   clang-14 libclang-rt-14-dev llvm-14  # sanitizer build and libFuzzer targets (tools/sanitize_check.sh)
   clang-format          # the layout check (ctest clang_format, tools/format.sh)
   patchelf xz-utils     # the GPU bundle (tools/gpu_bundle.sh, docs/gpu.md)

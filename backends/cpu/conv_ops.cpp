@@ -1,19 +1,31 @@
 // conv2d_forward, conv2d_grad_input, conv2d_grad_weight and channel_sum on the CPU.
 // Conv1d runs these ops too, on (N, C, 1, L) with a 1 x K kernel (layers/conv1d.h).
 //
-// Each convolution is a set of GEMMs over packed operands (im2col for the
-// forward and grad-weight, a strided gather of gy for grad-input), run by
-// mac_gemm, whose output (i, j) is mac_reduce over k ascending: the packing lays
-// the terms out in the canonical order of core/backend_ops_nn.h, so the fast
-// GEMM paths give the bits of the definition. Packed operands are cut into row
-// (or column) blocks of at most kPackFloats floats, so memory stays bounded
-// whatever the batch. Policies with stochastic rounding run the direct loop
+// Each convolution is a GEMM per group whose output (i, j) is mac_reduce over k
+// ascending: the operands lay the terms out in the canonical order of
+// core/backend_ops_nn.h, so the fast GEMM paths give the bits of the definition.
+//
+// Policies of the fast paths (a)-(e) of docs/gemm.md run mac_gemm_operands on
+// operands made on demand (backends/cpu/conv_operands.h): the GEMM packs the
+// im2col matrix or the gathered gradient straight into its panels, block by
+// block, and writes its outputs into the (N, C, H, W) layout. Its outputs run
+// along pixels (forward: C_out/G x pixels, grad-input: C_in/G x pixels) or along
+// the kernel taps (grad-weight: taps x C_out/G), which keeps the vector lanes
+// full when a layer has few channels; so the weight is the GEMM's A and the
+// activation or gradient its B, the reverse of the canonical (a, b) order of a
+// term, which these paths' products do not see (mac_term is symmetric in a and
+// b unless a table or split scheme forms the products: custom_mul).
+//
+// Other policies (generic, approximate-multiplier tables, split schemes) store
+// im2col or the gathered gradient in blocks of at most kPackFloats floats and
+// run mac_gemm. Policies with stochastic rounding run the direct loop
 // (mac_reduce per output with the op's draw numbering), which is also what the
 // GEMM's generic path would do.
 #include <algorithm>
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/conv_operands.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/reduce_arith.h"
@@ -28,23 +40,6 @@ namespace {
 using cpu_rows::direct_reduce;
 
 constexpr int64_t kPackFloats = int64_t{1} << 22;  // 16 MiB per packed operand (and result) block
-
-struct ConvGeom : ConvShape {
-  int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
-  int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
-  int64_t ohw() const { return OH * OW; }
-  // The input row (column) that tap kh (kw) of output row oh (column ow) reads; may lie in the padding.
-  int64_t input_h(int64_t oh, int64_t kh) const { return oh * sh - ph + kh * dh; }
-  int64_t input_w(int64_t ow, int64_t kw) const { return ow * sw - pw + kw * dw; }
-  bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
-  // The output row (column) whose tap kh (kw) reads input row ih (column iw), or -1: outside, or off
-  // the stride grid.
-  int64_t output_h(int64_t ih, int64_t kh) const { return on_grid(ih + ph - kh * dh, sh, OH); }
-  int64_t output_w(int64_t iw, int64_t kw) const { return on_grid(iw + pw - kw * dw, sw, OW); }
-  static int64_t on_grid(int64_t t, int64_t stride, int64_t out) {
-    return t >= 0 && t % stride == 0 && t / stride < out ? t / stride : -1;
-  }
-};
 
 // im2col of group g: rows r in [r0, r1) of the flattened (n, oh, ow), columns c in [c0, c1) of the
 // flattened (ci, kh, kw) -> dst[(r - r0) * ld + (c - c0)]; padding positions are 0.
@@ -107,6 +102,36 @@ void plan_threads(int64_t groups, int threads, int64_t* side_by_side, int* inner
   }
 }
 
+// Whether p's GEMM takes operands made on demand in its packed panels (fast paths (a)-(e)), with A
+// and B in either order (the products do not depend on it: no table or split scheme).
+bool packs_operands(const MacPolicy& p) {
+  switch (gemm_policy_path(p)) {
+    case GemmPath::Fp32:
+    case GemmPath::MulFmaF32:
+    case GemmPath::MulRneF32:
+    case GemmPath::MulIeeeF32:
+    case GemmPath::AccIeee:
+    case GemmPath::Int:
+    case GemmPath::Posit:
+      return !custom_mul(p);
+    default:
+      return false;
+  }
+}
+
+// Column j = (n, s) of a GEMM over the pixels of N images of `plane` pixels -> its offset n * stride + s
+// in an (N, C, plane) tensor (GemmOutput::col_offset).
+std::vector<int64_t> pixel_offsets(int64_t N, int64_t plane, int64_t stride) {
+  std::vector<int64_t> off(static_cast<size_t>(N * plane));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t s = 0; s < plane; ++s) off[n * plane + s] = n * stride + s;
+  return off;
+}
+
+// The grad-weight's outputs run along the kernel taps when a group has at least this many output
+// channels (vector lanes full either way), along the channels below (few channels, many taps).
+constexpr int64_t kTapRowsFromChannels = 16;
+
 // fn(group, inner_threads) for every group, `side_by_side` groups at a time.
 template <class Fn>
 void for_groups(int64_t groups, int threads, const Fn& fn) {
@@ -146,6 +171,23 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
             b[k] = wp[co * K + k];
           }
       return bp ? bp + co : nullptr;
+    });
+    return;
+  }
+
+  if (packs_operands(p)) {
+    // Per group: (C_out/G, pixels) = w_g (C_out/G, K) x im2col (K, pixels), bias per row, into y.
+    const std::vector<int64_t> cols = pixel_offsets(g.N, ohw, g.C_out * ohw);
+    for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+      const MatrixOperand a = MatrixOperand::of_rows(wp + grp * g.Cog * K, K, g.Cog, K);
+      const Im2colByPixel b(g, xp, grp);
+      GemmOutput out;
+      out.C = yp + grp * g.Cog * ohw;
+      out.ldc = ohw;
+      out.col_offset = cols.data();
+      out.bias = bp ? bp + grp * g.Cog : nullptr;
+      out.bias_per_row = true;
+      mac_gemm_operands(p, a, b, out, g.Cog, g.N * ohw, K, GemmDraws{key.seed, key.stream}, inner);
     });
     return;
   }
@@ -203,6 +245,27 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
     return;
   }
 
+  if (packs_operands(p)) {
+    // Per group: (C_in/G, input pixels) = w_g as (C_in/G, (co, kh, kw)) x gathered gy (K, input pixels),
+    // into gx.
+    const std::vector<int64_t> cols = pixel_offsets(g.N, hw, g.C_in * hw);
+    for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+      UninitBuffer<float> wt(static_cast<size_t>(K * g.Cig));
+      for (int64_t co = 0; co < g.Cog; ++co)
+        for (int64_t cl = 0; cl < g.Cig; ++cl)
+          for (int64_t t = 0; t < khw; ++t)
+            wt[cl * K + co * khw + t] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
+      const MatrixOperand a = MatrixOperand::of_rows(wt.data(), K, g.Cig, K);
+      const GradByPixel b(g, gp, grp);
+      GemmOutput out;
+      out.C = xp + grp * g.Cig * hw;
+      out.ldc = hw;
+      out.col_offset = cols.data();
+      mac_gemm_operands(p, a, b, out, g.Cig, g.N * hw, K, GemmDraws{key.seed, key.stream}, inner);
+    });
+    return;
+  }
+
   // Per group: A = gathered gy rows (input pixels, K), B (K, C_in/G) = w_g as ((co, kh, kw), ci);
   // C (input pixels, C_in/G).
   const int64_t rows = g.N * hw;
@@ -254,6 +317,27 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
             b[k] = g.inside(ih, iw) ? xp[((n * g.C_in + ci) * g.H + ih) * g.W + iw] : 0.0f;
           }
       return nullptr;
+    });
+    return;
+  }
+
+  if (packs_operands(p)) {
+    std::vector<int64_t> cols(static_cast<size_t>(g.Cog));  // channel co of the group at co * kg in gw
+    for (int64_t co = 0; co < g.Cog; ++co) cols[co] = co * kg;
+    for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+      const Im2colByTap taps(g, xp, grp);
+      const GyByChannel grad(g, gp, grp);
+      GemmOutput out;
+      out.C = wp + grp * g.Cog * kg;
+      const GemmDraws draws{key.seed, key.stream};
+      if (g.Cog >= kTapRowsFromChannels) {  // (taps, C_out/G) = im2col (taps, K) x gy (K, C_out/G)
+        out.ldc = 1;
+        out.col_offset = cols.data();
+        mac_gemm_operands(p, taps, grad, out, kg, g.Cog, K, draws, inner);
+      } else {  // (C_out/G, taps) = gy (C_out/G, K) x im2col (K, taps)
+        out.ldc = kg;
+        mac_gemm_operands(p, grad, taps, out, g.Cog, kg, K, draws, inner);
+      }
     });
     return;
   }

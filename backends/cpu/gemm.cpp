@@ -45,11 +45,11 @@ bool mul_fast_ieee_rne(const Format& f) { return fast_ieee_rne_product_f_support
 // ---------------------------------------------------------------------------
 // Operand scans
 
-bool all_finite(const float* X, int64_t rows, int64_t cols, int64_t ld) {
-  for (int64_t i = 0; i < rows; ++i) {
-    const float* x = X + i * ld;
+bool all_finite(const GemmValues& v) {
+  for (int64_t i = 0; i < v.rows; ++i) {
+    const float* x = v.p + i * v.ld;
     uint32_t bad = 0;
-    for (int64_t j = 0; j < cols; ++j) bad |= (float_bits(x[j]) & 0x7f800000u) == 0x7f800000u;
+    for (int64_t j = 0; j < v.cols; ++j) bad |= (float_bits(x[j]) & 0x7f800000u) == 0x7f800000u;
     if (bad) return false;
   }
   return true;
@@ -57,12 +57,12 @@ bool all_finite(const float* X, int64_t rows, int64_t cols, int64_t ld) {
 
 // Whether every element is an integer times 2^-frac with |integer| <= 2^15 - 1:
 // sets *frac (smallest such frac, 0..64) and *max_int (largest |integer|).
-bool integer_scan(const float* X, int64_t rows, int64_t cols, int64_t ld, int* frac, double* max_int) {
+bool integer_scan(const GemmValues& v, int* frac, double* max_int) {
   int need = 0;
   float max_abs = 0.0f;
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      const uint32_t u = float_bits(X[i * ld + j]) & 0x7fffffffu;
+  for (int64_t i = 0; i < v.rows; ++i) {
+    for (int64_t j = 0; j < v.cols; ++j) {
+      const uint32_t u = float_bits(v.p[i * v.ld + j]) & 0x7fffffffu;
       if (u == 0) continue;
       if (u >= 0x7f800000u) return false;
       const uint32_t e = u >> 23;
@@ -84,16 +84,19 @@ bool integer_scan(const float* X, int64_t rows, int64_t cols, int64_t ld, int* f
 
 struct Problem {
   const MacPolicy* p;
-  const float* A;
-  int64_t lda;
-  const float* B;
-  int64_t ldb;
-  float* C;
-  int64_t ldc;
+  const GemmOperand* A;  // (M, K)
+  const GemmOperand* B;  // (K, N)
+  GemmOutput out;
   int64_t M, N, K;
-  const float* bias;
   GemmDraws draws;
   uint64_t sites;  // mac_site_count(K, chunk)
+
+  float* c_at(int64_t i, int64_t j) const {
+    return out.C + i * out.ldc + (out.col_offset ? out.col_offset[j] : j);
+  }
+  const float* bias_at(int64_t i, int64_t j) const {
+    return out.bias ? out.bias + (out.bias_per_row ? i : j) : nullptr;
+  }
 };
 
 // Chunk promotions, bias and output rounding, as at the end of mac_reduce,
@@ -119,6 +122,10 @@ class Epilogue {
   }
 
   bool chunked() const { return chunked_; }
+  // Whether finish() of a binary32 accumulator value is the value itself, plus the bias in one
+  // binary32 addition where there is one, with NaNs made the canonical one: what the store loop
+  // then does without calling finish() per output.
+  bool native_finish() const { return !chunked_ && out_identity_ && (!pb_.out.bias || bias_fp32_); }
 
   // outer <- R_outer(outer + acc) for chunk c of output o.
   double promote(double outer, double acc, uint64_t o, uint64_t c) const {
@@ -187,20 +194,32 @@ class Epilogue {
 // ---------------------------------------------------------------------------
 // The generic path: mac_reduce per output, over a packed transpose of B.
 
+// The operands stored whole: A row-major (M, K) and B transposed (N, K).
+void store_operands(const Problem& pb, std::vector<float>* a, std::vector<float>* bt) {
+  const int64_t M = pb.M, N = pb.N, K = pb.K;
+  std::vector<float> t(static_cast<size_t>(std::max(M, N) * K));
+  a->resize(static_cast<size_t>(M * K));
+  bt->resize(static_cast<size_t>(N * K));
+  pb.A->fill(0, M, 0, K, t.data(), M);  // t[k * M + i] = A(i, k)
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) (*a)[i * K + k] = t[k * M + i];
+  pb.B->fill(0, N, 0, K, t.data(), N);  // t[k * N + j] = B(k, j)
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k) (*bt)[j * K + k] = t[k * N + j];
+}
+
 void generic_gemm(const Problem& pb, int threads) {
   const int64_t M = pb.M, N = pb.N, K = pb.K;
-  std::vector<float> bt(static_cast<size_t>(N * K));
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = pb.B[k * pb.ldb + j];
+  std::vector<float> a, bt;
+  store_operands(pb, &a, &bt);
   const int64_t outputs = M * N, per_task = 64;
   parallel_tasks((outputs + per_task - 1) / per_task, threads, [&](int64_t task) {
     for (int64_t o = task * per_task; o < std::min(outputs, (task + 1) * per_task); ++o) {
       const int64_t i = o / N, j = o % N;
       const uint64_t base = static_cast<uint64_t>(o) * pb.sites;
       auto draw = [&](uint64_t site) { return philox_draw(pb.draws.seed, pb.draws.stream, base + site); };
-      const double y =
-          mac_reduce(*pb.p, pb.A + i * pb.lda, bt.data() + j * K, K, pb.bias ? pb.bias + j : nullptr, draw);
-      pb.C[i * pb.ldc + j] = static_cast<float>(y);
+      const double y = mac_reduce(*pb.p, a.data() + i * K, bt.data() + j * K, K, pb.bias_at(i, j), draw);
+      *pb.c_at(i, j) = static_cast<float>(y);
     }
   });
 }
@@ -218,12 +237,9 @@ void lut_gemm(const Problem& pb, int threads) {
   // The operands rounded into the table's format once (approx_mul_lut rounds
   // them first, and R_F is idempotent), B transposed; the raw ones decide
   // which terms are skipped (a nonzero operand may round to 0, and 0 x Inf is NaN).
-  std::vector<float> a_raw(static_cast<size_t>(M * K)), ar(a_raw.size()), bt(static_cast<size_t>(N * K)),
-      br(bt.size());
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t k = 0; k < K; ++k) a_raw[i * K + k] = pb.A[i * pb.lda + k];
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = pb.B[k * pb.ldb + j];
+  std::vector<float> a_raw, bt;
+  store_operands(pb, &a_raw, &bt);
+  std::vector<float> ar(a_raw.size()), br(bt.size());
   for (size_t x = 0; x < ar.size(); ++x) ar[x] = quantize(p.mul, a_raw[x]);
   for (size_t x = 0; x < br.size(); ++x) br[x] = quantize(p.mul, bt[x]);
   const int64_t outputs = M * N, per_task = 64;
@@ -237,8 +253,8 @@ void lut_gemm(const Problem& pb, int threads) {
         if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
         acc = acc + static_cast<float>(approx_mul_lut(p.lut, p.mul, ra[k], rb[k]));
       }
-      if (pb.bias) acc = acc + pb.bias[j];
-      pb.C[i * pb.ldc + j] = static_cast<float>(round_value(p.out, acc));
+      if (const float* bias = pb.bias_at(i, j)) acc = acc + *bias;
+      *pb.c_at(i, j) = static_cast<float>(round_value(p.out, acc));
     }
   });
 }
@@ -267,6 +283,13 @@ struct HasSafeBound : std::false_type {};
 template <class K>
 struct HasSafeBound<K, std::void_t<decltype(std::declval<const K&>().safe_bound())>> : std::true_type {};
 
+// A thread's staging buffer for operand blocks that the kernel converts while packing, at least n floats.
+thread_local std::vector<float> tl_stage_a, tl_stage_b;
+float* scratch(std::vector<float>* buf, size_t n) {
+  if (buf->size() < n) buf->resize(n);
+  return buf->data();
+}
+
 // The largest |x| of a rows x cols block as binary32 bits (NaN above Inf).
 uint32_t max_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
   uint32_t m = 0;
@@ -288,6 +311,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   using Acc = typename Kern::Acc;
   constexpr int64_t MR = Kern::MR, NR = Kern::NR, G = KGroup<Kern>::value;
   constexpr bool kBounded = HasSafeBound<Kern>::value;
+  // Kernels with binary32 operands take them as they are: the operands fill the packed panels.
+  constexpr bool kIdentityPack = std::is_same_v<AElem, float> && std::is_same_v<BElem, float> && G == 1;
   const Epilogue ep(pb, acc_binary32);
   const MacPolicy& p = *pb.p;
   const int64_t M = pb.M, N = pb.N, K = pb.K;
@@ -322,17 +347,26 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
       const int64_t j0 = jc + panel * NR, w = std::min(NR, jc + nc - j0);
       BElem* dst = packed_b(b, panel);
-      if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(pb.B + k0 * pb.ldb + j0, kc, w, pb.ldb);
-      for (int64_t q = 0; q < kr; ++q) {
-        const float* src = pb.B + (k0 + q * G) * pb.ldb + j0;
-        if constexpr (G == 1) {
-          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(src[l]);
-        } else {  // pairs of terms, the last one padded with a zero term
-          const bool second = q * G + 1 < kc;
-          for (int64_t l = 0; l < w; ++l)
-            dst[q * NR + l] = kern.pack_b2(src[l], second ? src[pb.ldb + l] : 0.0f);
+      if constexpr (kIdentityPack) {  // the operand writes the panel itself
+        pb.B->fill(j0, w, k0, kc, dst, NR);
+        if (w < NR)
+          for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
+        if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(dst, kc, w, NR);
+      } else {
+        float* stage = scratch(&tl_stage_b, static_cast<size_t>(kc * NR));
+        pb.B->fill(j0, w, k0, kc, stage, NR);
+        if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(stage, kc, w, NR);
+        for (int64_t q = 0; q < kr; ++q) {
+          const float* src = stage + q * G * NR;
+          if constexpr (G == 1) {
+            for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(src[l]);
+          } else {  // pairs of terms, the last one padded with a zero term
+            const bool second = q * G + 1 < kc;
+            for (int64_t l = 0; l < w; ++l)
+              dst[q * NR + l] = kern.pack_b2(src[l], second ? src[NR + l] : 0.0f);
+          }
+          for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
         }
-        for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
       }
     });
 
@@ -356,22 +390,31 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         const int64_t k0 = kb[b], k1 = kb[b + 1], kc = k1 - k0, kr = rows_before[b + 1] - rows_before[b];
         for (int64_t g = 0; g < groups; ++g) {
           const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
-          // Row by row: each row of A is read contiguously (the packed block stays in L1).
-          for (int64_t r = 0; r < h; ++r) {
-            const float* src = pb.A + (r0 + r) * pb.lda + k0;
+          // The operand writes MR rows of the k block (rows past the matrix: zeros); tiles whose
+          // operands bound every product below the flag threshold skip the flag tests.
+          uint32_t amax = 0;
+          if constexpr (kIdentityPack) {
+            pb.A->fill(r0, h, k0, kc, apack.data(), MR);
+            if (h < MR)
+              for (int64_t q = 0; q < kc; ++q)
+                std::fill(apack.data() + q * MR + h, apack.data() + (q + 1) * MR, 0.0f);
+            if constexpr (kBounded) amax = max_abs_bits(apack.data(), kc, h, MR);
+          } else {
+            float* stage = scratch(&tl_stage_a, static_cast<size_t>(kc * MR));
+            pb.A->fill(r0, h, k0, kc, stage, MR);
+            if constexpr (kBounded) amax = max_abs_bits(stage, kc, h, MR);
             for (int64_t q = 0; q < kr; ++q) {
-              if constexpr (G == 1) {
-                apack[q * MR + r] = kern.pack_a(src[q]);
-              } else {
-                apack[q * MR + r] = kern.pack_a2(src[q * G], q * G + 1 < kc ? src[q * G + 1] : 0.0f);
+              for (int64_t r = 0; r < h; ++r) {
+                if constexpr (G == 1) {
+                  apack[q * MR + r] = kern.pack_a(stage[q * MR + r]);
+                } else {
+                  apack[q * MR + r] = kern.pack_a2(stage[q * G * MR + r],
+                                                   q * G + 1 < kc ? stage[(q * G + 1) * MR + r] : 0.0f);
+                }
               }
+              for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
             }
           }
-          for (int64_t r = h; r < MR; ++r)
-            for (int64_t q = 0; q < kr; ++q) apack[q * MR + r] = AElem{};
-          // Tiles whose operands bound every product below the flag threshold
-          // skip the flag tests.
-          const uint32_t amax = kBounded ? max_abs_bits(pb.A + r0 * pb.lda + k0, h, kc, pb.lda) : 0;
           for (int64_t panel = p0; panel < p1; ++panel) {
             Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
             if constexpr (kBounded) {
@@ -395,12 +438,33 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           }
         }
       }
+      if constexpr (std::is_same_v<Acc, float>) {
+        if (ep.native_finish()) {  // row by row, panel by panel: no index arithmetic per output
+          const GemmOutput& o = pb.out;
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+            float* crow = o.C + i * o.ldc;
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              const float* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
+              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+              const float* bias = o.bias ? (o.bias_per_row ? nullptr : o.bias + jb) : nullptr;
+              const float row_bias = o.bias && o.bias_per_row ? o.bias[i] : 0.0f;
+              for (int64_t l = 0; l < w; ++l) {
+                float v = src[l];
+                if (o.bias) v = v + (bias ? bias[l] : row_bias);
+                crow[o.col_offset ? o.col_offset[jb + l] : jb + l] =
+                    v != v ? static_cast<float>(quiet_nan()) : v;
+              }
+            }
+          }
+          return;
+        }
+      }
       for (int64_t i = i0; i < i1; ++i) {
         for (int64_t j = j_first; j < j_end; ++j) {
           const size_t x = at(i, j);
           const double v = ep.chunked() ? outer[x] : kern.acc_value(acc[x]);
-          pb.C[i * pb.ldc + j] =
-              ep.finish(v, pb.bias ? pb.bias + j : nullptr, static_cast<uint64_t>(i * N + j));
+          *pb.c_at(i, j) = ep.finish(v, pb.bias_at(i, j), static_cast<uint64_t>(i * N + j));
         }
       }
     });
@@ -419,8 +483,7 @@ bool int_path(const Problem& pb, KernInt* kern) {
   if (acc.family != Family::Fixed || acc.nbits > 53) return false;
   int fa = 0, fb = 0;
   double ma = 0, mb = 0;
-  if (!integer_scan(pb.A, pb.M, pb.K, pb.lda, &fa, &ma) || !integer_scan(pb.B, pb.K, pb.N, pb.ldb, &fb, &mb))
-    return false;
+  if (!integer_scan(pb.A->values(), &fa, &ma) || !integer_scan(pb.B->values(), &fb, &mb)) return false;
   const int shift = acc.frac_bits - fa - fb;
   if (shift < 0 || shift > 30) return false;  // products would be rounded by the accumulator
   const double max_prod = ma * mb;            // |ia ib| <= 2^30
@@ -501,6 +564,18 @@ const char* gemm_path_name(GemmPath path) {
   return "?";
 }
 
+const char* gemm_kernel_isa() {
+#if defined(__AVX512F__)
+#define EMU_GEMM_VECTORS "AVX-512 (512-bit vectors)"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define EMU_GEMM_VECTORS "AVX2 + FMA (256-bit vectors)"
+#else
+#define EMU_GEMM_VECTORS "no AVX2 (vector extensions split by the compiler)"
+#endif
+  return EMU_GEMM_VECTORS "; int8: " EMU_GEMM_INT8_KERNEL;
+#undef EMU_GEMM_VECTORS
+}
+
 GemmPath gemm_policy_path(const MacPolicy& p) {
   const Format& acc = p.acc;
   // Fused runs (docs/contract.md section 4.8): an exact sum per run of F terms,
@@ -537,17 +612,22 @@ GemmPath gemm_policy_path(const MacPolicy& p) {
   return GemmPath::Generic;
 }
 
-GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                      int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws,
-                      int threads, bool force_generic) {
-  if (M <= 0 || N <= 0) return GemmPath::Generic;
-  const Problem pb{&p, A, lda, B, ldb, C, ldc, M, N, K, bias, draws, mac_site_count(K, p.chunk)};
-  threads = resolve_threads(threads);
-  count_split_range(p, A, lda, B, ldb, M, N, K);  // split:auto / fp32f per-layer statistics
-  GemmPath path = force_generic || K <= 0 ? GemmPath::Generic : gemm_policy_path(p);
+namespace {
+
+// The path for pb (the policy's, unless the data send it to the generic path), run. Split
+// schemes need the operands as matrices: `dense` gives them (mac_gemm), else they run the
+// generic path.
+struct DenseOperands {
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+};
+GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOperands* dense) {
+  const MacPolicy& p = *pb.p;
   switch (path) {
     case GemmPath::Fp32:
-      if (all_finite(A, M, K, lda) && all_finite(B, K, N, ldb)) {
+      if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
         fast_gemm(KernFp32{}, pb, threads, true);
         return path;
       }
@@ -563,7 +643,7 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
       return path;
     }
     case GemmPath::MulIeeeF32:
-      if (all_finite(A, M, K, lda) && all_finite(B, K, N, ldb)) {
+      if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
         switch (p.mul.rounding) {
           case Rounding::NearestEven:
             run_mul_ieee<Rounding::NearestEven>(pb, threads);
@@ -603,7 +683,7 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
     }
     case GemmPath::Posit: {
       const FastPositRneF pm = fast_posit_rne_f_params(p.mul), pa = fast_posit_rne_f_params(p.acc);
-      if (pm.has_table && pa.has_table) {
+      if (kPositTableLookup && pm.has_table && pa.has_table) {
         fast_gemm(KernPosit<true>(p, pm, pa), pb, threads, true);
       } else {
         fast_gemm(KernPosit<false>(p, pm, pa), pb, threads, true);
@@ -614,13 +694,56 @@ GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const flo
       lut_gemm(pb, threads);
       return path;
     case GemmPath::Split:
-      split_gemm(p, A, lda, B, ldb, C, ldc, M, N, K, bias, threads);
-      return path;
+      if (dense && !pb.out.col_offset && !pb.out.bias_per_row) {
+        split_gemm(p, dense->A, dense->lda, dense->B, dense->ldb, pb.out.C, pb.out.ldc, pb.M, pb.N, pb.K,
+                   pb.out.bias, threads);
+        return path;
+      }
+      break;
     case GemmPath::Generic:
       break;
   }
   generic_gemm(pb, threads);
   return GemmPath::Generic;
+}
+
+}  // namespace
+
+void MatrixOperand::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  if (a_) {  // element (k, i) = p[i * ld + k]: each row of A read contiguously
+    for (int64_t l = 0; l < nx; ++l) {
+      const float* src = p_ + (x0 + l) * ld_ + k0;
+      for (int64_t q = 0; q < kc; ++q) dst[q * ld + l] = src[q];
+    }
+  } else {  // element (k, j) = p[k * ld + j]
+    for (int64_t q = 0; q < kc; ++q) std::copy_n(p_ + (k0 + q) * ld_ + x0, nx, dst + q * ld);
+  }
+}
+
+GemmValues MatrixOperand::values() const { return {p_, rows_, cols_, ld_}; }
+
+GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                      int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws,
+                      int threads, bool force_generic) {
+  if (M <= 0 || N <= 0) return GemmPath::Generic;
+  const MatrixOperand a = MatrixOperand::of_rows(A, lda, M, K), b = MatrixOperand::of_columns(B, ldb, K, N);
+  GemmOutput out;
+  out.C = C;
+  out.ldc = ldc;
+  out.bias = bias;
+  const Problem pb{&p, &a, &b, out, M, N, K, draws, mac_site_count(K, p.chunk)};
+  threads = resolve_threads(threads);
+  count_split_range(p, A, lda, B, ldb, M, N, K);  // split:auto / fp32f per-layer statistics
+  const DenseOperands dense{A, lda, B, ldb};
+  return run_gemm(pb, force_generic || K <= 0 ? GemmPath::Generic : gemm_policy_path(p), threads, &dense);
+}
+
+GemmPath mac_gemm_operands(const MacPolicy& p, const GemmOperand& A, const GemmOperand& B,
+                           const GemmOutput& out, int64_t M, int64_t N, int64_t K, const GemmDraws& draws,
+                           int threads) {
+  if (M <= 0 || N <= 0) return GemmPath::Generic;
+  const Problem pb{&p, &A, &B, out, M, N, K, draws, mac_site_count(K, p.chunk)};
+  return run_gemm(pb, K <= 0 ? GemmPath::Generic : gemm_policy_path(p), resolve_threads(threads), nullptr);
 }
 
 void mac_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,

@@ -47,6 +47,10 @@ enum class GemmPath : uint8_t {
 };
 const char* gemm_path_name(GemmPath path);
 
+// The instruction sets the micro-kernels were compiled for (the build's -march),
+// e.g. "AVX2 + FMA (256-bit vectors); int8: AVX2 vpmaddwd", for benchmark reports.
+const char* gemm_kernel_isa();
+
 // The fast path a policy qualifies for by its formats alone (data checks, e.g.
 // finite or integer-valued operands, can still send mac_gemm to Generic).
 GemmPath gemm_policy_path(const MacPolicy& p);
@@ -61,5 +65,67 @@ void mac_gemm(const MacPolicy& p, const float* A, int64_t lda, const float* B, i
 GemmPath mac_gemm_run(const MacPolicy& p, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                       int64_t ldc, int64_t M, int64_t N, int64_t K, const float* bias, const GemmDraws& draws,
                       int threads, bool force_generic = false);
+
+// ---------------------------------------------------------------------------
+// Operands made on demand. A convolution's im2col matrix or gathered gradient
+// is never stored whole: the fast paths ask for the blocks they pack into their
+// panels, and the operand writes them there straight from the tensors.
+
+// A block of values: rows x cols floats, row i at p + i * ld.
+struct GemmValues {
+  const float* p;
+  int64_t rows, cols, ld;
+};
+
+// A (M, K) or B (K, N) operand, addressed by term k in [0, K) and index x (a
+// row of A, a column of B).
+class GemmOperand {
+ public:
+  virtual ~GemmOperand() = default;
+  // dst[q * ld + l] = element (term k0 + q, index x0 + l) for q < kc, l < nx.
+  virtual void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const = 0;
+  // Every element is 0 or one of these values (the data checks of the fast
+  // paths, finite and integer-valued operands, read them instead of the operand).
+  virtual GemmValues values() const = 0;
+};
+
+// A row-major matrix as an operand: `of_rows` for A (M, K), `of_columns` for B (K, N).
+class MatrixOperand final : public GemmOperand {
+ public:
+  static MatrixOperand of_rows(const float* a, int64_t lda, int64_t M, int64_t K) {
+    return {a, lda, M, K, true};
+  }
+  static MatrixOperand of_columns(const float* b, int64_t ldb, int64_t K, int64_t N) {
+    return {b, ldb, K, N, false};
+  }
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+
+ private:
+  MatrixOperand(const float* p, int64_t ld, int64_t rows, int64_t cols, bool a)
+      : p_(p), ld_(ld), rows_(rows), cols_(cols), a_(a) {}
+  const float* p_;
+  int64_t ld_, rows_, cols_;
+  bool a_;
+};
+
+// Where mac_gemm_operands writes: C(i, j) at C[i * ldc + (col_offset ? col_offset[j] : j)], so that a
+// convolution's output lands in its (N, C, H, W) layout; the bias indexed by column j (as in mac_gemm)
+// or, with bias_per_row, by row i.
+struct GemmOutput {
+  float* C = nullptr;
+  int64_t ldc = 0;
+  const int64_t* col_offset = nullptr;
+  const float* bias = nullptr;
+  bool bias_per_row = false;
+};
+
+// C(i, j) = mac_reduce(p, A(i, 0..K), B(0..K, j), K, bias, draw_o) with o = i*N + j, as mac_gemm,
+// for operands made on demand. The fast paths (a)-(f) take them block by block (the kernels of
+// (a)-(e) straight into their packed panels); the generic path and split schemes (which run the
+// generic path here) store them whole first. Returns the path.
+GemmPath mac_gemm_operands(const MacPolicy& p, const GemmOperand& A, const GemmOperand& B,
+                           const GemmOutput& out, int64_t M, int64_t N, int64_t K, const GemmDraws& draws,
+                           int threads);
 
 }  // namespace emu

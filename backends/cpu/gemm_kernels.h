@@ -20,10 +20,35 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "numerics/fast_round.h"
 #include "numerics/mac.h"
 
 namespace emu::gemm_detail {
+
+// The kernels' vectors: the target's native width (the build's -march), so that
+// every vector lives in one register. GCC 12 handles 512-bit vector types on an
+// AVX2 target by moving them through memory, which made the kernels several
+// times slower there than with 256-bit types.
+#if defined(__AVX512F__)
+using VF = v16f32;  // binary32 lanes
+using VU = v16u32;
+using VI = v16i32;
+using VD = v8f64;  // binary64 lanes, half as many
+constexpr bool kWideVectors = true;
+#else
+using VF = v8f32;
+using VU = v8u32;
+using VI = v8i32;
+using VD = v4f64;
+constexpr bool kWideVectors = false;
+#endif
+using VMask = typename LaneTraits<VF>::Mask;
+constexpr int kLanes = static_cast<int>(sizeof(VF) / sizeof(float));  // 16 or 8
+constexpr int kHalfLanes = kLanes / 2;
 
 template <class V, class T>
 inline V load_lanes(const T* p) {
@@ -36,11 +61,18 @@ inline void store_lanes(T* p, V v) {
   memcpy(p, &v, sizeof v);
 }
 
-// Two 8-lane binary64 vectors of binary32 values -> one 16-lane binary32 vector (exact).
-inline v16f32 narrow_concat(v8f64 lo, v8f64 hi) {
+// Two binary64 vectors of binary32 values -> one binary32 vector (exact).
+inline VF narrow_concat(VD lo, VD hi) {
+#if defined(__AVX512F__)
   const v8f32 l = __builtin_convertvector(lo, v8f32);
   const v8f32 h = __builtin_convertvector(hi, v8f32);
   return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  typedef float v4f32 __attribute__((vector_size(16)));
+  const v4f32 l = __builtin_convertvector(lo, v4f32);
+  const v4f32 h = __builtin_convertvector(hi, v4f32);
+  return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7);
+#endif
 }
 
 // One term of mac_reduce's loop (numerics/mac.h) for a policy without :sr in
@@ -51,29 +83,29 @@ inline double ref_step(const MacPolicy& p, double acc, float a, float b) { retur
 // rare, so the whole vector is recomputed). old: the lanes before the term.
 template <class V, class BElem>
 [[gnu::noinline, gnu::cold]] V redo_lanes(const MacPolicy& p, V old, float a, const BElem* b) {
-  constexpr int kLanes = sizeof(V) / sizeof(old[0]);
+  constexpr int kN = sizeof(V) / sizeof(old[0]);
   V next = old;
-  for (int l = 0; l < kLanes; ++l)
+  for (int l = 0; l < kN; ++l)
     next[l] = static_cast<decltype(+old[0])>(ref_step(p, old[l], a, static_cast<float>(b[l])));
   return next;
 }
 
 // ---------------------------------------------------------------------------
-// The loop shared by all kernels. K supplies: MR, NR, AccV (accumulator
-// vector), kAccLanes, AElem/BElem/Acc, a BRow type with load(bp), and
-// step<kChecked>(a, brow, acc_row, bp_row) updating the NR / kAccLanes vectors
-// of one row. kChecked = false: the caller knows that no lane can be flagged
-// (the operands bound every product below the flag threshold), and the kernel
-// may skip the test.
+// The loop shared by all kernels. K supplies: MR, NR, NV (= NR / kLanes
+// accumulator vectors per row), AccV, AElem/BElem/Acc, a BRow type with
+// load(bp), and step<kChecked>(a, brow, acc_row, bp_row) updating the NV
+// vectors of one row. kChecked = false: the caller knows that no lane can be
+// flagged (the operands bound every product below the flag threshold), and the
+// kernel may skip the test.
 template <bool kChecked, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
                        typename K::Acc* acc) {
-  constexpr int MR = K::MR, NV = K::NR / K::kAccLanes;
+  constexpr int MR = K::MR, NV = K::NV, L = K::NR / NV;
   typename K::AccV c[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) c[r][v] = load_lanes<typename K::AccV>(acc + r * K::NR + v * K::kAccLanes);
+    for (int v = 0; v < NV; ++v) c[r][v] = load_lanes<typename K::AccV>(acc + r * K::NR + v * L);
   for (int64_t k = 0; k < kc; ++k) {
     const typename K::BElem* brow = bp + k * K::NR;
     typename K::BRow b;
@@ -84,55 +116,51 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) store_lanes(acc + r * K::NR + v * K::kAccLanes, c[r][v]);
+    for (int v = 0; v < NV; ++v) store_lanes(acc + r * K::NR + v * L, c[r][v]);
 }
 
-// Rows of B (NR = 32 columns) for kernels with binary32, binary64 and int32 lanes.
-struct BRowF32x2 {
-  v16f32 v[2];
-  void load(const float* p) {
-    v[0] = load_lanes<v16f32>(p);
-    v[1] = load_lanes<v16f32>(p + 16);
+// A row of B: n vectors of V from consecutive elements.
+template <class V, int n>
+struct BRowOf {
+  V v[n];
+  template <class T>
+  void load(const T* p) {
+    constexpr int kN = sizeof(V) / sizeof(T);
+#pragma GCC unroll 8
+    for (int i = 0; i < n; ++i) v[i] = load_lanes<V>(p + kN * i);
   }
 };
-struct BRowF32x1 {
-  v16f32 v[1];
-  void load(const float* p) { v[0] = load_lanes<v16f32>(p); }
-};
-struct BRowF64x4 {
-  v8f64 v[4];
-  void load(const double* p) {
-    for (int i = 0; i < 4; ++i) v[i] = load_lanes<v8f64>(p + 8 * i);
-  }
-};
-struct BRowI32x2 {
-  v16i32 v[2];
-  void load(const int32_t* p) {
-    v[0] = load_lanes<v16i32>(p);
-    v[1] = load_lanes<v16i32>(p + 16);
-  }
-};
+
+// Tile shapes. Each accumulator vector, B vector and temporary wants a
+// register: 32 with AVX-512, 16 with AVX2.
+//   (a) fp32: 8 x 16 on AVX-512 (one vector per row, so that each broadcast A
+//       element feeds a single multiply and the compiler folds the broadcast
+//       into it: on AMD Zen 4 a separate broadcast took a vector pipe and a
+//       4 x 32 tile ran at about half the multiply/add throughput), 6 x 16 on
+//       AVX2 (12 accumulators, 2 B vectors, the broadcast).
+//   (b)-(e): 4 rows of two vectors (4 x 32 or 4 x 16); the posit kernel, with
+//       its many temporaries, 2 x 16 on AVX2.
+constexpr int kFp32MR = kWideVectors ? 8 : 6;
+constexpr int kFp32NV = kWideVectors ? 1 : 2;
 
 // (a) mul fp32 / acc fp32, RNE. One binary32 multiply is R_fp32 of the exact
 // product and one add is R_fp32 of the exact sum (no FMA: -ffp-contract=off).
 // Needs finite operands (Inf * 0 would not be skipped); gemm.cpp checks.
-// Tile 8 x 16: each broadcast A element feeds one multiply, so the compiler folds
-// the broadcast into it (an embedded-broadcast operand) instead of issuing a
-// separate broadcast; on AMD Zen 4 that separate broadcast took a vector pipe
-// and the 4 x 32 tile ran at about half the multiply/add throughput.
 struct KernFp32 {
-  static constexpr int MR = 8, NR = 16, kAccLanes = 16;
+  static constexpr int MR = kFp32MR, NV = kFp32NV, NR = NV * kLanes;
   using AElem = float;
   using BElem = float;
   using Acc = float;
-  using AccV = v16f32;
-  using BRow = BRowF32x1;
+  using AccV = VF;
+  using BRow = BRowOf<VF, NV>;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
   template <bool kChecked>
-  void step(float a, const BRow& b, v16f32* c, const float*) const {
-    c[0] = c[0] + splat<v16f32>(a) * b.v[0];
+  void step(float a, const BRow& b, VF* c, const float*) const {
+    const VF av = splat<VF>(a);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + av * b.v[v];
   }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
@@ -140,40 +168,42 @@ struct KernFp32 {
   }
 };
 
-// Products of kernels (b) and (c), 16 binary32 values per vector: exact
-// products rounded by an FMA with the magic constant (exp_bits <= 8,
-// man_bits <= 21) ...
+// Products of kernels (b) and (c), binary32 lanes: exact products rounded by an
+// FMA with the magic constant (exp_bits <= 8, man_bits <= 21) ...
 struct ProductF32 {
+  static constexpr int NV = 2;
   using AElem = float;
   using BElem = float;
-  using BRow = BRowF32x2;
+  using BRow = BRowOf<VF, NV>;
   FastIeeeRneF pm;
-  // The rounded products of columns 16v .. 16v+15; *flagged: some lane is
-  // outside the kernel's domain (only tested when kChecked).
+  // The rounded products of columns kLanes v .. kLanes v + kLanes - 1;
+  // *flagged: some lane is outside the kernel's domain (only tested when kChecked).
   template <bool kChecked>
-  v16f32 product(float a, const BRow& b, int v, bool* flagged) const {
-    v16u32 e;
-    const v16f32 r = fast_ieee_rne_product_f<false>(pm, splat<v16f32>(a), b.v[v], &e);
-    if (kChecked) *flagged = lane_any(lane_ge(e, splat<v16u32>(pm.flag_bits)));
+  VF product(float a, const BRow& b, int v, bool* flagged) const {
+    VU e;
+    const VF r = fast_ieee_rne_product_f<false>(pm, splat<VF>(a), b.v[v], &e);
+    if (kChecked) *flagged = lane_any(lane_ge(e, splat<VU>(pm.flag_bits)));
     return r;
   }
   // Products below this bound are never flagged.
   double safe_bound() const { return static_cast<double>(bits_float(pm.flag_bits)); }
 };
-// ... or with exact binary64 products in two 8-lane halves (exp_bits <= 8,
-// man_bits 22 and 23, which binary32 lanes cannot serve).
+// ... or with exact binary64 products in two halves (exp_bits <= 8, man_bits
+// 22 and 23, which binary32 lanes cannot serve).
 struct ProductRne {
+  static constexpr int NV = 2;
   using AElem = double;
   using BElem = double;
-  using BRow = BRowF64x4;
+  using BRow = BRowOf<VD, 2 * NV>;
   FastIeeeRneD pm;
   template <bool kChecked>
-  v16f32 product(double a, const BRow& b, int v, bool* flagged) const {
-    const v8f64 av = splat<v8f64>(a);
-    v8u64 e0, e1;
-    const v8f64 lo = fast_ieee_rne_d<false>(pm, av * b.v[2 * v], &e0);
-    const v8f64 hi = fast_ieee_rne_d<false>(pm, av * b.v[2 * v + 1], &e1);
-    if (kChecked) *flagged = lane_any(lane_ge(lane_umax(e0, e1), splat<v8u64>(pm.flag_bits)));
+  VF product(double a, const BRow& b, int v, bool* flagged) const {
+    using DU = typename LaneTraits<VD>::U;
+    const VD av = splat<VD>(a);
+    DU e0, e1;
+    const VD lo = fast_ieee_rne_d<false>(pm, av * b.v[2 * v], &e0);
+    const VD hi = fast_ieee_rne_d<false>(pm, av * b.v[2 * v + 1], &e1);
+    if (kChecked) *flagged = lane_any(lane_ge(lane_umax(e0, e1), splat<DU>(pm.flag_bits)));
     return narrow_concat(lo, hi);
   }
   double safe_bound() const { return bits_double(pm.flag_bits); }
@@ -187,11 +217,11 @@ struct ProductRne {
 // lane by lane.
 template <class Product>
 struct KernMulF32 {
-  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  static constexpr int MR = 4, NV = Product::NV, NR = NV * kLanes;
   using AElem = typename Product::AElem;
   using BElem = typename Product::BElem;
   using Acc = float;
-  using AccV = v16f32;
+  using AccV = VF;
   using BRow = typename Product::BRow;
   MacPolicy p;
   Product prod;
@@ -199,13 +229,13 @@ struct KernMulF32 {
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
   template <bool kChecked>
-  void step(AElem a, const BRow& b, v16f32* c, const BElem* brow) const {
+  void step(AElem a, const BRow& b, VF* c, const BElem* brow) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < NV; ++v) {
       bool flagged = false;
-      const v16f32 r = prod.template product<kChecked>(a, b, v, &flagged);
+      const VF r = prod.template product<kChecked>(a, b, v, &flagged);
       if (kChecked && __builtin_expect(flagged, 0)) {
-        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + 16 * v);
+        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + kLanes * v);
       } else {
         c[v] = c[v] + r;
       }
@@ -223,23 +253,23 @@ struct KernMulF32 {
 // covers every input. Needs finite operands; gemm.cpp checks.
 template <Rounding Mode>
 struct KernMulIeee {
-  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  static constexpr int MR = 4, NV = 2, NR = NV * kLanes;
   using AElem = double;
   using BElem = double;
   using Acc = float;
-  using AccV = v16f32;
-  using BRow = BRowF64x4;
+  using AccV = VF;
+  using BRow = BRowOf<VD, 2 * NV>;
   FastIeeeD pm;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
   template <bool kChecked>
-  void step(double a, const BRow& b, v16f32* c, const double*) const {
-    const v8f64 av = splat<v8f64>(a);
+  void step(double a, const BRow& b, VF* c, const double*) const {
+    const VD av = splat<VD>(a);
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
-      const v8f64 lo = fast_ieee_d<Mode>(pm, av * b.v[2 * v]);
-      const v8f64 hi = fast_ieee_d<Mode>(pm, av * b.v[2 * v + 1]);
+    for (int v = 0; v < NV; ++v) {
+      const VD lo = fast_ieee_d<Mode>(pm, av * b.v[2 * v]);
+      const VD hi = fast_ieee_d<Mode>(pm, av * b.v[2 * v + 1]);
       c[v] = c[v] + narrow_concat(lo, hi);
     }
   }
@@ -257,11 +287,11 @@ struct KernMulIeee {
 // nonzero sum of two values on acc's grid is at least its smallest step.
 template <class Product, int kAccWide>  // acc has exp_bits == 8 (1) or fewer (0)
 struct KernAccIeee {
-  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  static constexpr int MR = 4, NV = Product::NV, NR = NV * kLanes;
   using AElem = typename Product::AElem;
   using BElem = typename Product::BElem;
   using Acc = float;
-  using AccV = v16f32;
+  using AccV = VF;
   using BRow = typename Product::BRow;
   MacPolicy p;
   Product prod;
@@ -270,13 +300,13 @@ struct KernAccIeee {
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
   template <bool kChecked>
-  void step(AElem a, const BRow& b, v16f32* c, const BElem* brow) const {
+  void step(AElem a, const BRow& b, VF* c, const BElem* brow) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < NV; ++v) {
       bool flagged = false;
-      const v16f32 r = prod.template product<kChecked>(a, b, v, &flagged);
+      const VF r = prod.template product<kChecked>(a, b, v, &flagged);
       if (kChecked && __builtin_expect(flagged, 0)) {
-        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + 16 * v);
+        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + kLanes * v);
       } else {
         c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + r);
       }
@@ -290,15 +320,34 @@ struct KernAccIeee {
 };
 
 // Two int16 products per 32-bit lane, summed into it: acc + a.lo b.lo + a.hi b.hi
-// (no saturation).
-inline v16i32 dot2_i16(v16i32 acc, v16i32 a, v16i32 b) {
+// (no saturation: vpdpwssd, or vpmaddwd + vpaddd, whose pair sum cannot
+// overflow for the |ia|, |ib| <= 32767 that gemm.cpp admits). Chosen at compile
+// time from the build's -march (the CPU that builds is the CPU that runs).
 #if defined(__AVX512VNNI__)
-  return (v16i32)_mm512_dpwssd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
+#define EMU_GEMM_INT8_KERNEL "AVX-512 VNNI vpdpwssd"
 #elif defined(__AVX512BW__)
-  return acc + (v16i32)_mm512_madd_epi16((__m512i)a, (__m512i)b);
+#define EMU_GEMM_INT8_KERNEL "AVX-512 BW vpmaddwd"
+#elif defined(__AVX512F__)
+#define EMU_GEMM_INT8_KERNEL "lane loop"
+#elif defined(__AVXVNNI__)
+#define EMU_GEMM_INT8_KERNEL "AVX-VNNI vpdpwssd"
+#elif defined(__AVX2__)
+#define EMU_GEMM_INT8_KERNEL "AVX2 vpmaddwd"
 #else
-  v16i32 r;
-  for (int i = 0; i < 16; ++i) {
+#define EMU_GEMM_INT8_KERNEL "lane loop"
+#endif
+inline VI dot2_i16(VI acc, VI a, VI b) {
+#if defined(__AVX512VNNI__)
+  return (VI)_mm512_dpwssd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
+#elif defined(__AVX512BW__)
+  return acc + (VI)_mm512_madd_epi16((__m512i)a, (__m512i)b);
+#elif defined(__AVXVNNI__) && !defined(__AVX512F__)
+  return (VI)_mm256_dpwssd_avx_epi32((__m256i)acc, (__m256i)a, (__m256i)b);
+#elif defined(__AVX2__) && !defined(__AVX512F__)
+  return acc + (VI)_mm256_madd_epi16((__m256i)a, (__m256i)b);
+#else
+  VI r;
+  for (int i = 0; i < kLanes; ++i) {
     const int32_t alo = static_cast<int16_t>(a[i] & 0xffff), ahi = static_cast<int16_t>(a[i] >> 16);
     const int32_t blo = static_cast<int16_t>(b[i] & 0xffff), bhi = static_cast<int16_t>(b[i] >> 16);
     r[i] = acc[i] + alo * blo + ahi * bhi;
@@ -315,12 +364,12 @@ inline v16i32 dot2_i16(v16i32 acc, v16i32 a, v16i32 b) {
 // both), so every order of these exact integer additions gives the same
 // integer: pairing terms changes no bit.
 struct KernInt {
-  static constexpr int MR = 4, NR = 32, kAccLanes = 16, kKGroup = 2;
+  static constexpr int MR = kWideVectors ? 4 : 6, NV = 2, NR = NV * kLanes, kKGroup = 2;
   using AElem = int32_t;  // (ia_k, ia_k+1) as int16 halves
   using BElem = int32_t;
   using Acc = int32_t;
-  using AccV = v16i32;
-  using BRow = BRowI32x2;
+  using AccV = VI;
+  using BRow = BRowOf<VI, NV>;
   float a_scale = 1.0f, b_scale = 1.0f;  // 2^fa, 2^fb
   double acc_unit = 1.0;                 // 2^-(fa + fb)
   static int32_t pair(int32_t lo, int32_t hi) {
@@ -334,10 +383,10 @@ struct KernInt {
   }
   double acc_value(Acc x) const { return static_cast<double>(x) * acc_unit; }
   template <bool kChecked>
-  void step(int32_t a, const BRow& b, v16i32* c, const int32_t*) const {
-    const v16i32 av = splat<v16i32>(a);
-    c[0] = dot2_i16(c[0], av, b.v[0]);
-    c[1] = dot2_i16(c[1], av, b.v[1]);
+  void step(int32_t a, const BRow& b, VI* c, const int32_t*) const {
+    const VI av = splat<VI>(a);
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) c[v] = dot2_i16(c[v], av, b.v[v]);
   }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
@@ -347,19 +396,26 @@ struct KernInt {
 
 // (e) mul and acc posits (fast_posit_rne_f_supported, RNE): exact products
 // rounded by fast_posit_rne_product_f (FMA with the magic constant), sums
-// rounded to odd (lane_sum_rto) and then by fast_posit_rne_f, 16 lanes at a
+// rounded to odd (lane_sum_rto) and then by fast_posit_rne_f, a vector at a
 // time. Lanes outside the uniform-grid binades (e.g. products below 2^-24 for
 // posit16_1, which are not that rare) are redone per vector with the
 // reference step. A posit zero is +0, so the accumulator is never -0 and zero
 // terms change nothing.
-template <bool kTable>  // C by table lookup (FastPositRneF::has_table for both formats)
+// C by table lookup (FastPositRneF::has_table for both formats): one vpermi2w on
+// AVX-512 BW; elsewhere the arithmetic is cheaper than a lookup per lane.
+#if defined(__AVX512BW__)
+constexpr bool kPositTableLookup = true;
+#else
+constexpr bool kPositTableLookup = false;
+#endif
+template <bool kTable>
 struct KernPosit {
-  static constexpr int MR = 4, NR = 32, kAccLanes = 16;
+  static constexpr int MR = kWideVectors ? 4 : 2, NV = 2, NR = NV * kLanes;
   using AElem = float;
   using BElem = float;
   using Acc = float;
-  using AccV = v16f32;
-  using BRow = BRowF32x2;
+  using AccV = VF;
+  using BRow = BRowOf<VF, NV>;
   MacPolicy p;
   FastPositRneF pm, pa;
   LaneTable64 tm, ta;  // C lookup tables in registers (kTable)
@@ -369,17 +425,17 @@ struct KernPosit {
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
   template <bool kChecked>
-  void step(float a, const BRow& b, v16f32* c, const float* brow) const {
-    const v16f32 av = splat<v16f32>(a);
+  void step(float a, const BRow& b, VF* c, const float* brow) const {
+    const VF av = splat<VF>(a);
     const LaneTable64* tmul = kTable ? &tm : nullptr;
     const LaneTable64* tacc = kTable ? &ta : nullptr;
 #pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
-      Mask16 f0, f1;
-      const v16f32 prod = fast_posit_rne_product_f(pm, av, b.v[v], &f0, tmul);
-      const v16f32 next = fast_posit_rne_f(pa, lane_sum_rto(c[v], prod), &f1, tacc);
+    for (int v = 0; v < NV; ++v) {
+      VMask f0, f1;
+      const VF prod = fast_posit_rne_product_f(pm, av, b.v[v], &f0, tmul);
+      const VF next = fast_posit_rne_f(pa, lane_sum_rto(c[v], prod), &f1, tacc);
       if (__builtin_expect(lane_any(lane_or(f0, f1)), 0)) {
-        c[v] = redo_lanes(p, c[v], a, brow + 16 * v);
+        c[v] = redo_lanes(p, c[v], a, brow + kLanes * v);
       } else {
         c[v] = next;
       }

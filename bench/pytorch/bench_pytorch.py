@@ -48,14 +48,37 @@ def parse_args(argv=None):
     ap.add_argument("--recipe", help="recipe YAML (default: the shipped recipe of MODEL)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override, repeatable")
     ap.add_argument("--check", action="store_true", help="print the parameter count and stop")
+    ap.add_argument("--no-malloc-tuning", dest="malloc_tuning", action="store_false",
+                    help="leave glibc's malloc thresholds at their defaults (emutrain raises them)")
     a = ap.parse_args(argv)
     if a.steps < 1 or a.warmup < 0 or a.threads < 1:
         ap.error("--steps and --threads must be >= 1, --warmup >= 0")
     return a
 
 
+# The malloc thresholds that emutrain's CLI sets at start (core/malloc_tuning.cpp): without them
+# glibc unmaps PyTorch's large buffers on free and faults them in again every step (about 2x slower
+# on the ResNet-18 step), so a baseline without them flatters emutrain.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 256 << 20
+
+
+def tune_malloc():
+    """mallopt as emutrain's keep_freed_memory_for_reuse(); a description of what was set."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        ok = libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+    except (OSError, AttributeError):
+        ok = False
+    if not ok:
+        return "glibc's defaults (mallopt unavailable)"
+    return f"M_MMAP_THRESHOLD {MMAP_THRESHOLD >> 20} MiB, M_TRIM_THRESHOLD {TRIM_THRESHOLD >> 20} MiB (as emutrain)"
+
+
 def main(argv=None):
     a = parse_args(argv)
+    malloc_note = tune_malloc() if a.malloc_tuning else "glibc's defaults (--no-malloc-tuning)"
     # Before torch loads: OpenMP and OpenBLAS read their thread counts at start-up, and
     # torch.set_num_threads does not reach a BLAS it does not know (BLAS_INFO=generic).
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -123,12 +146,14 @@ def main(argv=None):
         "last_loss": round(last_loss, 5) if math.isfinite(last_loss) else str(last_loss),
         "data": data.description, "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
         "blas": b["blas_file"], "blas_kind": b["blas_kind"], "reference_blas": b["reference"],
-        "blas_info": b["blas_info"], "mkldnn": b["mkldnn"],
+        "blas_info": b["blas_info"], "mkldnn": b["mkldnn"], "openblas_core": b["openblas_core"],
+        "openblas_core_forced": b["openblas_core_forced"], "malloc": malloc_note,
     }
     print(f"PyTorch {torch.__version__}, {a.threads} threads: {a.model} batch {recipe.batch_size}, "
           f"{recipe.optimizer_type}, {params} parameters: {samples / seconds:.1f} samples/s, {ms:.3f} ms/step "
           f"({a.steps} steps after {a.warmup} warm-up; loss {last_loss:.4f}); data: {data.description}")
     print(blas.describe(b))
+    print(f"malloc: {malloc_note}")
     if b["warning"]:
         print(b["warning"], file=sys.stderr)
         print(b["warning"])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """emutrain against PyTorch on one recipe, in the same run: the ratio table of issue 17.
 
-    compare.py RECIPE [--steps N] [--warmup 2] [--threads 2] [--emutrain PATH]
+    compare.py RECIPE [--steps N] [--warmup 2] [--threads 2] [--emutrain PATH] [--before PATH]
                [--policy fp32,e6m6/fp32] [--set key=value ...] [--epochs E] [--python PY]
 
 Runs, one after the other on the same machine,
@@ -10,7 +10,9 @@ Runs, one after the other on the same machine,
 (same model, batch, optimizer, data and threads: bench_pytorch reads the recipe and the --set
 overrides as emutrain does), and prints per policy emutrain's ms/step, PyTorch's, and their
 ratio, per step, per epoch (steps per epoch x step time, the recipe's training set and batch),
-and for --epochs E epochs; then the BLAS PyTorch runs on.
+and for --epochs E epochs; then the BLAS PyTorch runs on and its malloc settings (emutrain's
+thresholds, core/malloc_tuning.cpp). --before PATH also runs a second emutrain binary (an older
+build) right before the first, so that one run gives the before and after columns.
 
 Data: what the recipe reads (data.root, else $EMUTRAIN_DATA_ROOT/<type>). CIFAR-10 and FordA,
 which cannot be had offline, are replaced when missing by random files of the canonical format
@@ -129,6 +131,7 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps before them")
     ap.add_argument("--threads", type=int, default=2, help="threads on each side")
     ap.add_argument("--emutrain", help="the emutrain binary (default: $EMUTRAIN, build/ or build-host/, PATH)")
+    ap.add_argument("--before", help="an older emutrain binary, timed in the same run (columns 'before')")
     ap.add_argument("--policy", default="fp32,e6m6/fp32", help="emutrain policies, comma-separated")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override, both sides")
     ap.add_argument("--epochs", type=int, help="also print the time of this many epochs (issue 17: GCN 200)")
@@ -155,13 +158,18 @@ def main(argv=None):
     python = find_python(a.python)
     common = [a.recipe, "--steps", str(a.steps), "--warmup", str(a.warmup)]
     set_args = [x for s in sets for x in ("--set", s)]
-    emu_out = run([emutrain, "bench", "train", *common, "--policy", ",".join(policies),
-                   "--set", f"threads={a.threads}", "--no-profile", *set_args])
-    emu = parse_emutrain(emu_out, policies)
+    binaries = ([("before", a.before)] if a.before else []) + [("emutrain", emutrain)]
+    emu = {}  # (label, policy) -> (samples_per_s, ms_per_step)
+    for label, binary in binaries:
+        emu_out = run([binary, "bench", "train", *common, "--policy", ",".join(policies),
+                       "--set", f"threads={a.threads}", "--no-profile", *set_args])
+        for p, v in parse_emutrain(emu_out, policies).items():
+            emu[(label, p)] = v
     py_out = run([python, os.path.join(HERE, "bench_pytorch.py"), recipe.model_type, "--steps", str(a.steps),
                   "--warmup", str(a.warmup), "--threads", str(a.threads), "--recipe", a.recipe, *set_args])
     pt = parse_pytorch(py_out)
     machine = next((l for l in emu_out.splitlines() if l.startswith("machine:")), "machine: ?")
+    cols = [(label, p) for label, _ in binaries for p in policies]
 
     spe, pt_ms = pt["steps_per_epoch"], pt["ms_per_step"]
     rows = [(f"step (batch {pt['batch']})", 1)]
@@ -177,25 +185,30 @@ def main(argv=None):
     if pt["eval_in_step"]:
         print("each step includes the per-epoch evaluation of the val and test splits (one step is one epoch), "
               "on both sides")
-    head = f"{'workload':<28}" + "".join(f"{'emutrain ' + p:>22}" for p in policies) + f"{'PyTorch fp32':>16}"
-    head += "".join(f"{p + ' / PyTorch':>24}" for p in policies)
+    head = f"{'workload':<28}" + "".join(f"{l + ' ' + p:>22}" for l, p in cols) + f"{'PyTorch fp32':>16}"
+    head += "".join(f"{(p if l == 'emutrain' else l + ' ' + p) + ' / PyTorch':>24}" for l, p in cols)
     print(head)
     for label, k in rows:
-        line = f"{label:<28}" + "".join(f"{fmt_time(k * emu[p][1]):>22}" for p in policies)
-        line += f"{fmt_time(k * pt_ms):>16}" + "".join(f"{emu[p][1] / pt_ms:>23.2f}x" for p in policies)
+        line = f"{label:<28}" + "".join(f"{fmt_time(k * emu[c][1]):>22}" for c in cols)
+        line += f"{fmt_time(k * pt_ms):>16}" + "".join(f"{emu[c][1] / pt_ms:>23.2f}x" for c in cols)
         print(line)
     print(f"PyTorch {pt['torch']}: BLAS {pt['blas_kind']} "
-          f"({'the REFERENCE BLAS' if pt['reference_blas'] else 'not the reference BLAS'}), {pt['blas']}; "
-          f"oneDNN {'on' if pt['mkldnn'] else 'off'}; parameters {pt['parameters']}")
+          f"({'the REFERENCE BLAS' if pt['reference_blas'] else 'not the reference BLAS'}), {pt['blas']}"
+          f"{', kernel ' + pt['openblas_core'] if pt.get('openblas_core') else ''}; "
+          f"oneDNN {'on' if pt['mkldnn'] else 'off'}; parameters {pt['parameters']}; malloc: {pt.get('malloc', '?')}")
     if pt["reference_blas"]:
         print("WARNING: the reference BLAS is about ten times slower than OpenBLAS; see bench_pytorch.py's "
               "warning above for the Debian commands")
     summary = {"recipe": a.recipe, "model": recipe.model_type, "batch": pt["batch"], "threads": a.threads,
                "steps": a.steps, "warmup": a.warmup, "steps_per_epoch": spe, "pytorch_ms_per_step": pt_ms,
-               "emutrain_ms_per_step": {p: emu[p][1] for p in policies},
-               "ratio": {p: round(emu[p][1] / pt_ms, 4) for p in policies}, "blas": pt["blas"],
+               "emutrain_ms_per_step": {p: emu[("emutrain", p)][1] for p in policies},
+               "ratio": {p: round(emu[("emutrain", p)][1] / pt_ms, 4) for p in policies}, "blas": pt["blas"],
+               "malloc": pt.get("malloc"), "openblas_core": pt.get("openblas_core"),
                "blas_kind": pt["blas_kind"], "reference_blas": pt["reference_blas"], "torch": pt["torch"],
                "standin_data": "stand-in" in data_note}
+    if a.before:
+        summary["before_ms_per_step"] = {p: emu[("before", p)][1] for p in policies}
+        summary["before_ratio"] = {p: round(emu[("before", p)][1] / pt_ms, 4) for p in policies}
     print("COMPARE " + json.dumps(summary, sort_keys=True))
     return 0
 

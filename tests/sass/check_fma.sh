@@ -7,7 +7,8 @@
 # the (mangled) kernel name, each with its reason.
 #
 #   check_fma.sh ALLOWED FILE...          FILE: a .ptx file (the PTX of the
-#       kernels: fma.rn.* instructions) or a library/cubin, disassembled with
+#       kernels: fma.rn.* instructions), a directory of them (extract_ptx.py's
+#       output), or a library/cubin, disassembled with
 #       cuobjdump -sass (FFMA, DFMA, HFMA2) when cuobjdump is on PATH or in $CUOBJDUMP
 #   check_fma.sh --self-test NVCC        proves the check sees an FMA: a kernel
 #       that calls __fmaf_rn must fail it, the same kernel with __fmul_rn and
@@ -91,6 +92,12 @@ shift
 files=()
 for arg in "$@"; do
   IFS=';' read -ra parts <<< "$arg"
-  files+=("${parts[@]}")
+  for part in "${parts[@]}"; do
+    if [ -d "$part" ]; then
+      files+=("$part"/*.ptx)
+    else
+      files+=("$part")
+    fi
+  done
 done
 check "$allowed" "${files[@]}"

@@ -56,6 +56,7 @@
 
 #include "backends/cuda/ops/common.h"
 #include "backends/cuda/ops/device_lut.h"
+#include "backends/cuda/ops/ptx_marks.h"
 #include "backends/cuda/ops/scratch.h"
 #include "core/split_stats.h"
 #include "numerics/element_arith.h"
@@ -224,6 +225,7 @@ __device__ __forceinline__ void tile_steps(const MacPolicy& p, const Path& path,
                                            int kk, const float (&a_tile)[kTileK][kTile + 1],
                                            const float (&b_tile)[kTileK][kTile]) {
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  EMU_BUDGET_BEGIN("step", kPer * kPer);
   for (int i = 0; i < kPer; ++i)
     for (int j = 0; j < kPer; ++j) {
       const float av = a_tile[kk][ty + kThreadsSide * i], bv = b_tile[kk][tx + kThreadsSide * j];
@@ -232,6 +234,7 @@ __device__ __forceinline__ void tile_steps(const MacPolicy& p, const Path& path,
       else
         path.step(p, state[i][j], K, k0 + kk, av, bv, draw[i][j]);
     }
+  EMU_BUDGET_END("step");
 }
 
 // The tile of outputs (row0.., col0..) of batch b.
@@ -270,6 +273,7 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
       b_in ? prob.b_col(b, col0 + b_c) : typename Problem::ColCursor{};
 
   for (int64_t k0 = 0; k0 < s.K; k0 += kTileK) {
+    EMU_BUDGET_BEGIN("tile", kTileK * kPer * kPer);
     // Outside the grid or past K: 0 (never stepped).
     for (int l = 0; l < kLoads; ++l) {
       const int64_t ka = k0 + a_k;
@@ -286,13 +290,16 @@ __device__ void mac_tile(const MacPolicy& p, const Path& path, const Problem& pr
         for (int kk = 0; kk < kTileK; ++kk)
           tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
       } else {
+        EMU_BUDGET_SLOW_BEGIN();  // the last, partial tile
         for (int kk = 0; kk < kn; ++kk)
           tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
+        EMU_BUDGET_END("slow");
       }
     } else {
       for (int kk = 0; kk < kn; ++kk) tile_steps<Problem>(p, path, state, draw, s.K, k0, kk, a_tile, b_tile);
     }
     __syncthreads();  // the next tile overwrites what others may still read
+    EMU_BUDGET_END("tile");
   }
 
   for (int i = 0; i < kPer; ++i)

@@ -25,6 +25,7 @@
 #include "backends/cuda/ops/cuda_backend.h"
 #include "backends/cuda/ops/device_lut.h"
 #include "backends/cuda/ops/launch_each.h"
+#include "backends/cuda/ops/ptx_marks.h"
 #include "backends/cuda/ops/scratch.h"
 #include "core/csr.h"
 #include "core/sparse_checks.h"
@@ -74,9 +75,12 @@ __global__ void spmm_kernel(MacPolicy p, SpmmArgs s) {
         atomicAdd(&s.auto_counts[f + 1], static_cast<unsigned long long>(K));
       }
     }
-    for (int64_t q = 0; q < K; ++q)
+    for (int64_t q = 0; q < K; ++q) {
+      EMU_BUDGET_BEGIN("tile", 1);
       mac_step(p, state, K, q, s.values[begin + q], s.b[static_cast<int64_t>(s.col_idx[begin + q]) * s.n + j],
                draw);
+      EMU_BUDGET_END("tile");
+    }
     s.c[o] = static_cast<float>(mac_finish(p, state, K, s.bias ? s.bias + j : nullptr, draw));
   }
 }

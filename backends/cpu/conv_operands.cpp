@@ -1,0 +1,212 @@
+// The convolutions' operands made on demand (backends/cpu/conv_operands.h).
+//
+// A block of pixels [p0, p0 + n) is cut into runs along image rows; along a run the input column
+// moves by the stride, so each run of each tap is one strided copy of an input (or gy) row with
+// zeros where it leaves the row: contiguous at stride 1, which the compiler turns into vector copies.
+#include "backends/cpu/conv_operands.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "numerics/fast_round_lanes.h"
+
+namespace emu {
+namespace {
+
+// Pixels [first, first + count) of row `row` of image n; `at` is the offset of the first in the block.
+struct Run {
+  int64_t n, row, col, count, at;
+};
+
+// The runs of pixels [p0, p0 + np) on a grid of `rows` x `cols` pixels per image (in a buffer of the
+// calling thread's, reused: fills are small and many).
+const std::vector<Run>& runs_of(int64_t p0, int64_t np, int64_t rows, int64_t cols) {
+  thread_local std::vector<Run> runs;
+  runs.clear();
+  const int64_t plane = rows * cols;
+  for (int64_t p = p0, end = p0 + np; p < end;) {
+    const int64_t n = p / plane, s = p % plane, r = s / cols, c = s % cols;
+    const int64_t count = std::min(cols - c, end - p);
+    runs.push_back({n, r, c, count, p - p0});
+    p += count;
+  }
+  return runs;
+}
+
+// The loops below are short (a run of a panel's 8 to 32 columns): they copy and clear 8 floats at a
+// time with vector moves, where GCC would otherwise call memcpy and memset, which cost more than
+// they copy at these lengths.
+inline void zeros(float* out, int64_t count, int64_t os) {
+  if (os == 1) {
+    int64_t c = 0;
+    for (; c + 8 <= count; c += 8) {
+      const v8f32 z = {};
+      std::memcpy(out + c, &z, sizeof z);
+    }
+    for (; c < count; ++c) out[c] = 0.0f;
+    return;
+  }
+  for (int64_t c = 0; c < count; ++c) out[c * os] = 0.0f;
+}
+
+// out[c * os] = row[i0 + c * step] where 0 <= i0 + c * step < width, else 0, for c < count.
+inline void strided_row(const float* row, int64_t width, int64_t i0, int64_t step, int64_t count, float* out,
+                        int64_t os) {
+  int64_t lo, hi;  // the columns c inside the row: [lo, hi)
+  if (step == 1) {
+    lo = i0 >= 0 ? 0 : -i0;
+    hi = width - i0;
+  } else {
+    lo = i0 >= 0 ? 0 : (-i0 + step - 1) / step;
+    hi = i0 <= width - 1 ? (width - 1 - i0) / step + 1 : 0;
+  }
+  hi = std::clamp<int64_t>(hi, 0, count);
+  lo = std::min(lo, hi);
+  zeros(out, lo, os);
+  if (step == 1 && os == 1) {
+    const float* src = row + i0;
+    int64_t c = lo;
+    for (; c + 8 <= hi; c += 8) {
+      v8f32 v;
+      std::memcpy(&v, src + c, sizeof v);
+      std::memcpy(out + c, &v, sizeof v);
+    }
+    for (; c < hi; ++c) out[c] = src[c];
+  } else {
+    for (int64_t c = lo; c < hi; ++c) out[c * os] = row[i0 + c * step];
+  }
+  zeros(out + hi * os, count - hi, os);
+}
+
+// Tap t = (ci, kh, kw) of the kernel.
+struct Tap {
+  int64_t ci, kh, kw;
+};
+inline Tap tap(const ConvGeom& g, int64_t t) {
+  const int64_t khw = g.KH * g.KW, r = t % khw;
+  return {t / khw, r / g.KW, r % g.KW};
+}
+// The next tap, without divisions.
+inline void next(int64_t KH, int64_t KW, Tap* t) {
+  if (++t->kw == KW) {
+    t->kw = 0;
+    if (++t->kh == KH) {
+      t->kh = 0;
+      ++t->ci;
+    }
+  }
+}
+
+// The geometry copied into locals, which the compiler keeps in registers (through the reference it
+// would reload every field after each store of a value).
+struct Walk {
+  int64_t H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
+  explicit Walk(const ConvGeom& g)
+      : H(g.H),
+        W(g.W),
+        OH(g.OH),
+        OW(g.OW),
+        KH(g.KH),
+        KW(g.KW),
+        sh(g.sh),
+        sw(g.sw),
+        ph(g.ph),
+        pw(g.pw),
+        dh(g.dh),
+        dw(g.dw) {}
+};
+
+// The im2col values of the taps from `first` on along run r: tap number l at out + l * tap_step,
+// pixel c of the run at + c * os.
+inline void im2col_taps(const Walk& w, const float* xn, const Run& r, Tap t, int64_t taps, float* out,
+                        int64_t tap_step, int64_t os) {
+  const int64_t hw = w.H * w.W, ihb = r.row * w.sh - w.ph, iwb = r.col * w.sw - w.pw;
+  for (int64_t l = 0; l < taps; ++l, out += tap_step, next(w.KH, w.KW, &t)) {
+    const int64_t ih = ihb + t.kh * w.dh;
+    if (ih < 0 || ih >= w.H) {
+      zeros(out, r.count, os);
+      continue;
+    }
+    strided_row(xn + t.ci * hw + ih * w.W, w.W, iwb + t.kw * w.dw, w.sw, r.count, out, os);
+  }
+}
+
+}  // namespace
+
+void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const Walk w(g_);
+  const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
+  const Tap first = tap(g_, k0);
+  for (const Run& r : runs_of(x0, nx, w.OH, w.OW))
+    im2col_taps(w, xg + r.n * g_.C_in * w.H * w.W, r, first, kc, dst + r.at, ld, 1);
+}
+
+void Im2colByTap::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const Walk w(g_);
+  const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
+  const Tap first = tap(g_, x0);
+  for (const Run& r : runs_of(k0, kc, w.OH, w.OW))
+    im2col_taps(w, xg + r.n * g_.C_in * w.H * w.W, r, first, nx, dst + r.at * ld, 1, ld);
+}
+
+void GradByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const Walk w(g_);
+  const int64_t ohw = w.OH * w.OW;
+  const float* gg = gy_ + grp_ * g_.Cog * ohw;
+  const Tap first = tap(g_, k0);  // (co, kh, kw)
+  for (const Run& r : runs_of(x0, nx, w.H, w.W)) {
+    const float* gn = gg + r.n * g_.C_out * ohw;
+    float* out = dst + r.at;
+    Tap t = first;
+    for (int64_t q = 0; q < kc; ++q, out += ld, next(w.KH, w.KW, &t)) {
+      // Input (ih, iw) reads output ((ih + ph - kh dh) / sh, (iw + pw - kw dw) / sw) where both divide.
+      const int64_t th = r.row + w.ph - t.kh * w.dh;
+      const int64_t oh = w.sh == 1 ? th : th >= 0 && th % w.sh == 0 ? th / w.sh : -1;
+      if (oh < 0 || oh >= w.OH) {
+        zeros(out, r.count, 1);
+        continue;
+      }
+      const float* row = gn + t.ci * ohw + oh * w.OW;
+      const int64_t t0 = r.col + w.pw - t.kw * w.dw;
+      if (w.sw == 1) {
+        strided_row(row, w.OW, t0, 1, r.count, out, 1);
+        continue;
+      }
+      zeros(out, r.count, 1);
+      for (int64_t c = t0 >= 0 ? (w.sw - t0 % w.sw) % w.sw : -t0; c < r.count; c += w.sw) {
+        const int64_t ow = (t0 + c) / w.sw;
+        if (ow >= w.OW) break;
+        out[c] = row[ow];
+      }
+    }
+  }
+}
+
+void GyByChannel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const int64_t ohw = g_.ohw();
+  for (int64_t p = k0, end = k0 + kc; p < end;) {  // runs of pixels within one image
+    const int64_t n = p / ohw, s = p % ohw, count = std::min(ohw - s, end - p);
+    float* out = dst + (p - k0) * ld;
+    for (int64_t l = 0; l < nx; ++l) {
+      const float* src = gy_ + (n * g_.C_out + grp_ * g_.Cog + x0 + l) * ohw + s;
+      for (int64_t c = 0; c < count; ++c) out[c * ld + l] = src[c];
+    }
+    p += count;
+  }
+}
+
+GemmValues Im2colByPixel::values() const {
+  return {x_ + grp_ * g_.Cig * g_.H * g_.W, g_.N, g_.Cig * g_.H * g_.W, g_.C_in * g_.H * g_.W};
+}
+GemmValues Im2colByTap::values() const {
+  return {x_ + grp_ * g_.Cig * g_.H * g_.W, g_.N, g_.Cig * g_.H * g_.W, g_.C_in * g_.H * g_.W};
+}
+GemmValues GradByPixel::values() const {
+  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
+}
+GemmValues GyByChannel::values() const {
+  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
+}
+
+}  // namespace emu

@@ -1,0 +1,93 @@
+// The convolutions' GEMM operands, made on demand (backends/cpu/gemm.h's
+// GemmOperand): the fast GEMM paths ask for the blocks they pack and these
+// classes write them there straight from x or gy, so no im2col matrix or
+// gathered gradient is stored and read again (docs/gemm.md, "Convolutions").
+//
+// Each operand is one group's: channels grp * Cig .. (grp + 1) * Cig of x, grp *
+// Cog .. (grp + 1) * Cog of gy. A pixel index p runs over (n, row, column) of
+// the image grid named, row-major; a tap index over (channel, kh, kw).
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/gemm.h"
+#include "core/conv_checks.h"
+
+namespace emu {
+
+struct ConvGeom : ConvShape {
+  int64_t kg() const { return Cig * KH * KW; }   // forward terms per output (and grad-weight outputs per row)
+  int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
+  int64_t ohw() const { return OH * OW; }
+  Shape x_shape() const { return {N, C_in, H, W}; }
+  Shape w_shape() const { return {C_out, Cig, KH, KW}; }
+  Shape y_shape() const { return {N, C_out, OH, OW}; }
+  // The input row (column) that tap kh (kw) of output row oh (column ow) reads; may lie in the padding.
+  int64_t input_h(int64_t oh, int64_t kh) const { return oh * sh - ph + kh * dh; }
+  int64_t input_w(int64_t ow, int64_t kw) const { return ow * sw - pw + kw * dw; }
+  bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
+  // The output row (column) whose tap kh (kw) reads input row ih (column iw), or -1: outside, or off
+  // the stride grid.
+  int64_t output_h(int64_t ih, int64_t kh) const { return on_grid(ih + ph - kh * dh, sh, OH); }
+  int64_t output_w(int64_t iw, int64_t kw) const { return on_grid(iw + pw - kw * dw, sw, OW); }
+  static int64_t on_grid(int64_t t, int64_t stride, int64_t out) {
+    return t >= 0 && t % stride == 0 && t / stride < out ? t / stride : -1;
+  }
+};
+
+// x through the im2col matrix of group grp, made of the taps t = (ci, kh, kw) of the kernel and the
+// output pixels p = (n, oh, ow): x[n][ci][input_h(oh, kh)][input_w(ow, kw)], 0 in the padding.
+// By pixel (index p, term t): the forward's B (K = Cig KH KW, N OH OW), whose outputs run along
+// pixels. By tap (index t, term p): the grad-weight's A (rows the taps) or B (columns the taps).
+class Im2colByPixel final : public GemmOperand {
+ public:
+  Im2colByPixel(const ConvGeom& g, const float* x, int64_t grp) : g_(g), x_(x), grp_(grp) {}
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+
+ private:
+  const ConvGeom& g_;
+  const float* x_;
+  int64_t grp_;
+};
+class Im2colByTap final : public GemmOperand {
+ public:
+  Im2colByTap(const ConvGeom& g, const float* x, int64_t grp) : g_(g), x_(x), grp_(grp) {}
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+
+ private:
+  const ConvGeom& g_;
+  const float* x_;
+  int64_t grp_;
+};
+
+// The grad-input's B (K = Cog KH KW, N H W), index the input pixel p = (n, ih, iw), term
+// t = (co, kh, kw): gy[n][co][output_h(ih, kh)][output_w(iw, kw)], 0 where that output does not exist.
+class GradByPixel final : public GemmOperand {
+ public:
+  GradByPixel(const ConvGeom& g, const float* gy, int64_t grp) : g_(g), gy_(gy), grp_(grp) {}
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+
+ private:
+  const ConvGeom& g_;
+  const float* gy_;
+  int64_t grp_;
+};
+
+// gy of group grp, index the channel co, term the output pixel (n, oh, ow): gy[n][co][oh][ow]; the
+// grad-weight's B (columns the channels) or A (rows the channels).
+class GyByChannel final : public GemmOperand {
+ public:
+  GyByChannel(const ConvGeom& g, const float* gy, int64_t grp) : g_(g), gy_(gy), grp_(grp) {}
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+
+ private:
+  const ConvGeom& g_;
+  const float* gy_;
+  int64_t grp_;
+};
+
+}  // namespace emu

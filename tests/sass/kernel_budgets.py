@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""The kernel budget check (issue 32): what the hot CUDA kernels cost, without a GPU.
+
+    kernel_budgets.py --ptx DIR --budgets FILE --ptxas PTXAS --occupancy TOOL
+                      [--table FILE] [--doc docs/cuda_kernels.md] [--no-check]
+    kernel_budgets.py --self-test --nvcc NVCC --ptxas PTXAS --occupancy TOOL --budgets FILE --ptx DIR
+
+For every kernel of the budgets file (tests/sass/kernel_budgets.txt) it reads:
+  * `ptxas -v` for sm_90 on the kernel's PTX (the PTX of the build's one nvcc
+    compile, extracted by extract_ptx.py): registers, stack frame, spill
+    stores and loads, static shared memory;
+  * occupancy: resident warps per SM over 64, by CUDA's calculator
+    (cuda_occupancy.h, through tests/sass/occupancy.cpp);
+  * the PTX instructions per multiply-accumulate of the steady-state k loop,
+    by class. The loop is marked in the source (backends/cuda/ops/ptx_marks.h):
+      // emu-budget tile begin macs=M   ... // emu-budget tile end
+          one k tile of the steady state: M MACs per thread;
+      // emu-budget step begin macs=S   ... // emu-budget step end
+          one k step inside it (S MACs); a step that the compiler unrolled
+          appears once per copy, a step left as a loop once;
+      // emu-budget slow begin          ... // emu-budget slow end
+          code that the steady state does not run (a partial tile, the
+          checked loop of a tile with Inf, NaN or a possible overflow);
+    per MAC = (tile instructions outside the steps) / M + (mean step copy) / S,
+    slow regions left out. A step loop's own counter and branch count once per
+    tile, not per step (at most 3 instructions per tile).
+
+It fails (exit 1) when a kernel exceeds its per-MAC budget, spills, has a stack
+frame or local loads/stores where its budget says local=0, runs fp64
+instructions in the loop where fp64=0, or when a budgeted kernel or its
+markers cannot be found. --table writes the markdown table; --doc replaces the
+table between the markers `<!-- kernel-budgets begin -->` and `<!-- kernel-budgets end -->`.
+
+--self-test plants regressions and checks that each one fails: an fp64 multiply
+put into the marked loop of a real fp32 kernel's PTX, and small kernels built
+here by nvcc with an fp64 product, a spilling local array and a loop over budget;
+the same kernels without the fault must pass.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MARK = re.compile(r"//\s*emu-budget\s+(\w+)\s+(begin|end)(?:\s+macs=(\d+))?")
+ENTRY = re.compile(r"^\s*\.(?:visible\s+|weak\s+)*\.entry\s+([\w$]+)")
+CLASSES = ["fp32", "fp64", "int", "logic", "move", "ld.shared", "st.shared", "ld.global", "st.global",
+           "local", "branch", "barrier", "other"]
+LOGIC = {"and", "or", "xor", "not", "lop3", "selp", "prmt", "shf", "bfe", "bfi", "cnot", "slct"}
+INTEGER = {"add", "sub", "mul", "mad", "min", "max", "shl", "shr", "setp", "set", "cvt", "neg", "abs", "div",
+           "rem", "clz", "popc", "brev", "mul24", "mad24", "sad", "bfind", "fns", "redux", "vote", "activemask"}
+
+
+def instr_class(op):
+    parts = op.split(".")
+    base = parts[0]
+    if base in ("ld", "ldu", "st", "atom", "red", "prefetch", "cp"):
+        space = "global" if "global" in parts else "shared" if "shared" in parts else \
+            "local" if "local" in parts else parts[1] if len(parts) > 1 else "generic"
+        if space == "local":
+            return "local"
+        if space in ("shared", "global"):
+            return ("st." if base in ("st", "red", "atom") else "ld.") + space
+        return "other"
+    if base in ("bra", "call", "ret", "exit", "brx"):
+        return "branch"
+    if base in ("bar", "barrier", "membar", "fence"):
+        return "barrier"
+    if base == "mov":
+        return "move"
+    if "f64" in parts:
+        return "fp64"
+    if "f32" in parts or "f16" in parts or "bf16" in parts or "f16x2" in parts:
+        return "fp32"
+    if base in LOGIC:
+        return "logic"
+    if base in INTEGER:
+        return "int"
+    return "other"
+
+
+def parse_ptx(text):
+    """{entry: [('instr', opcode) | ('mark', kind, begin/end, macs)]} in PTX order."""
+    funcs, cur, depth = {}, None, 0
+    for line in text.splitlines():
+        m = ENTRY.match(line)
+        if m:
+            cur, depth = m.group(1), 0
+            funcs[cur] = []
+            continue
+        if cur is None:
+            continue
+        mk = MARK.search(line)
+        if mk:
+            funcs[cur].append(("mark", mk.group(1), mk.group(2), int(mk.group(3) or 0)))
+            continue
+        s = line.split("//", 1)[0].strip()
+        if not s:
+            continue
+        depth += s.count("{") - s.count("}")
+        if s in ("{", "}"):
+            if depth <= 0 and s == "}":
+                cur = None
+            continue
+        if s.startswith(".") or s.endswith(":"):
+            continue
+        if s.endswith(";"):
+            tok = s.split()
+            if tok[0].startswith("@"):
+                tok = tok[1:]
+            if tok:
+                funcs[cur].append(("instr", tok[0].rstrip(";")))
+    return funcs
+
+
+def loop_cost(items):
+    """(per-MAC total, {class: per MAC}, whole-kernel fp64 count, local count) or None without markers."""
+    tile_macs, in_tile, slow, step = 0, False, 0, None
+    outside, steps = {c: 0 for c in CLASSES}, []
+    whole_fp64 = whole_local = 0
+    for it in items:
+        if it[0] == "instr":
+            c = instr_class(it[1])
+            whole_fp64 += c == "fp64"
+            whole_local += c == "local"
+            if not in_tile or slow:
+                continue
+            if step is not None:
+                step[1][c] += 1
+            else:
+                outside[c] += 1
+            continue
+        _, kind, edge, macs = it
+        if kind == "tile":
+            if edge == "begin":
+                if tile_macs and tile_macs != macs:
+                    raise ValueError("tiles of different sizes in one kernel")
+                tile_macs, in_tile = macs, True
+            else:
+                in_tile = False
+        elif kind == "slow":
+            slow += 1 if edge == "begin" else -1
+        elif kind == "step" and in_tile and not slow:
+            if edge == "begin":
+                step = (macs, {c: 0 for c in CLASSES})
+            elif step is not None:
+                steps.append(step)
+                step = None
+    if not tile_macs:
+        return None
+    per = {c: outside[c] / tile_macs for c in CLASSES}
+    if steps:
+        smacs = steps[0][0]
+        for c in CLASSES:
+            per[c] += sum(s[1][c] for s in steps) / len(steps) / smacs
+    return sum(per.values()), per, whole_fp64, whole_local
+
+
+def demangle(names):
+    if not names:
+        return {}
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
+    return dict(zip(names, out.stdout.splitlines()))
+
+
+def ptxas_info(ptxas, ptx_file, entries):
+    """{entry: dict(regs, stack, spill_st, spill_ld, smem, barriers)} from ptxas -v for sm_90."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [ptxas, "-arch=sm_90", "-v", "--fmad=false", "-e", ",".join(entries), "-o",
+               os.path.join(tmp, "k.cubin"), ptx_file]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"ptxas failed on {ptx_file}:\n{r.stderr}")
+    info, cur = {}, None
+    for line in r.stderr.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            cur = m.group(1)
+            info[cur] = dict(regs=0, stack=0, spill_st=0, spill_ld=0, smem=0, barriers=0)
+            continue
+        m = re.search(r"Function properties for ([\w$]+)", line)
+        if m:
+            cur_props = m.group(1)
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and cur in info and cur_props == cur:
+            info[cur].update(stack=int(m.group(1)), spill_st=int(m.group(2)), spill_ld=int(m.group(3)))
+            continue
+        m = re.search(r"Used (\d+) registers", line)
+        if m and cur in info:
+            info[cur]["regs"] = int(m.group(1))
+            b = re.search(r"used (\d+) barriers", line)
+            s = re.search(r"(\d+) bytes smem", line)
+            info[cur]["barriers"] = int(b.group(1)) if b else 0
+            info[cur]["smem"] = int(s.group(1)) if s else 0
+    return info
+
+
+def occupancy(tool, threads, regs, smem, barriers):
+    r = subprocess.run([tool, str(threads), str(regs), str(smem), str(max(barriers, 1))], capture_output=True,
+                       text=True, check=True)
+    blocks, warps, occ, limit = r.stdout.split()
+    return int(warps), float(occ), limit
+
+
+def read_budgets(path):
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            head, sep, pattern = line.partition(" match=")
+            if not sep:
+                raise ValueError(f"{path}:{n}: no ' match=REGEX' at the end")
+            tok = head.split()
+            row = dict(label=tok[0], pattern=pattern.strip(), line=n)
+            for t in tok[1:]:
+                k, _, v = t.partition("=")
+                if k not in ("file", "class", "threads", "per_mac", "fp64", "local"):
+                    raise ValueError(f"{path}:{n}: unknown key '{k}'")
+                row[k if k in ("file", "class", "threads") else k + "_budget"] = v
+            for k in ("file", "class", "threads"):
+                if k not in row:
+                    raise ValueError(f"{path}:{n}: missing {k}=")
+            rows.append(row)
+    return rows
+
+
+def measure(args, budgets, ptx_dir):
+    """One result dict per budget row."""
+    by_file, results = {}, []
+    for b in budgets:
+        by_file.setdefault(b["file"], []).append(b)
+    for fname, rows in by_file.items():
+        path = os.path.join(ptx_dir, fname + ".ptx")
+        if not os.path.exists(path):
+            for b in rows:
+                results.append(dict(b, error=f"no PTX file {path}"))
+            continue
+        with open(path) as f:
+            funcs = parse_ptx(f.read())
+        names = demangle(list(funcs))
+        chosen = {}
+        for b in rows:
+            hits = [m for m, d in names.items() if re.search(b["pattern"], d)]
+            if len(hits) != 1:
+                results.append(dict(b, error=f"{len(hits)} kernels of {fname}.ptx match '{b['pattern']}'"))
+                continue
+            chosen[id(b)] = hits[0]
+        info = ptxas_info(args.ptxas, path, sorted(set(chosen.values()))) if chosen else {}
+        for b in rows:
+            if id(b) not in chosen:
+                continue
+            entry = chosen[id(b)]
+            res = dict(b, entry=entry, name=names[entry], **info.get(entry, {}))
+            res["warps"], res["occ"], res["limit"] = occupancy(args.occupancy, int(b["threads"]), res["regs"],
+                                                               res["smem"], res["barriers"])
+            cost = loop_cost(funcs[entry])
+            if cost:
+                res["per_mac_value"], res["by_class"], res["fp64_all"], res["local_all"] = cost
+            else:
+                res["fp64_all"] = sum(instr_class(i[1]) == "fp64" for i in funcs[entry] if i[0] == "instr")
+                res["local_all"] = sum(instr_class(i[1]) == "local" for i in funcs[entry] if i[0] == "instr")
+            results.append(res)
+    return results
+
+
+def check(res):
+    """Violations of one row's budget."""
+    if "error" in res:
+        return [res["error"]]
+    bad = []
+    pm = res.get("per_mac_value")
+    if res.get("per_mac_budget"):
+        if pm is None:
+            bad.append("no marked k loop (ptx_marks.h) in the kernel")
+        elif pm > float(res["per_mac_budget"]) + 1e-9:
+            bad.append(f"{pm:.2f} PTX instructions per MAC > budget {res['per_mac_budget']}")
+    if res.get("fp64_budget") == "0" and res.get("by_class") and res["by_class"]["fp64"] > 0:
+        bad.append(f"{res['by_class']['fp64']:.3f} fp64 instructions per MAC in the loop (budget: none)")
+    if res.get("local_budget") == "0":
+        if res.get("spill_st") or res.get("spill_ld"):
+            bad.append(f"spills {res['spill_st']} B stores / {res['spill_ld']} B loads")
+        if res.get("stack"):
+            bad.append(f"{res['stack']} bytes stack frame (local memory)")
+        if res.get("by_class") and res["by_class"]["local"] > 0:
+            bad.append("local loads/stores in the loop")
+    return bad
+
+
+def run(args, ptx_dir, budgets):
+    results = measure(args, budgets, ptx_dir)
+    for r in results:
+        r["violations"] = check(r)
+    return results
+
+
+def table(results):
+    head = ("| kernel | class | regs | stack B | spill B st/ld | smem B | occupancy | PTX/MAC | fp32 | fp64 | int "
+            "| logic | move | ld.shared | ld.global | branch | other | budget | |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+    lines = []
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['label']} | {r.get('class', '')} | {r['error']} |" + " |" * 17)
+            continue
+        c = r.get("by_class")
+        f = (lambda k: f"{c[k]:.2f}") if c else (lambda k: "-")
+        other = (c["other"] + c["barrier"] + c["st.shared"] + c["st.global"] + c["local"]) if c else None
+        pm = r.get("per_mac_value")
+        budget = []
+        if r.get("per_mac_budget"):
+            budget.append(f"<= {r['per_mac_budget']}")
+        if r.get("fp64_budget") == "0":
+            budget.append("no fp64")
+        if r.get("local_budget") == "0":
+            budget.append("no local")
+        lines.append(
+            f"| {r['label']} | {r['class']} | {r['regs']} | {r['stack']} | {r['spill_st']}/{r['spill_ld']} "
+            f"| {r['smem']} | {r['occ']:.0%} ({r['warps']} warps, {r['limit']}) | "
+            f"{'-' if pm is None else f'{pm:.2f}'} | {f('fp32')} | {f('fp64')} | {f('int')} | {f('logic')} | "
+            f"{f('move')} | {f('ld.shared')} | {f('ld.global')} | {f('branch')} | "
+            f"{'-' if other is None else f'{other:.2f}'} | {', '.join(budget) or '-'} | "
+            f"{'FAIL: ' + '; '.join(r['violations']) if r['violations'] else 'ok'} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def replace_in_doc(doc, text):
+    with open(doc) as f:
+        body = f.read()
+    begin, end = "<!-- kernel-budgets begin -->", "<!-- kernel-budgets end -->"
+    i, j = body.find(begin), body.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"{doc}: no '{begin}' ... '{end}' markers")
+    with open(doc, "w") as f:
+        f.write(body[:i + len(begin)] + "\n" + text + body[j:])
+
+
+def report(results):
+    bad = [r for r in results if r["violations"]]
+    for r in results:
+        state = "FAIL" if r["violations"] else "ok"
+        pm = r.get("per_mac_value")
+        print(f"kernel_budgets: {state:4} {r['label']}: " +
+              ("; ".join(r["violations"]) if r["violations"] else
+               f"{'-' if pm is None else f'{pm:.2f}'} PTX/MAC, {r['regs']} regs, stack {r['stack']} B, "
+               f"occupancy {r['occ']:.0%}"))
+    print(f"kernel_budgets: {len(results)} kernels, {len(bad)} over budget")
+    return 1 if bad else 0
+
+
+SELF_TEST_CU = r"""
+#define MARK(kind, edge, macs) asm volatile("// emu-budget " kind " " edge " macs=%0" ::"n"(macs))
+#define MARK0(kind, edge) asm volatile("// emu-budget " kind " " edge)
+__global__ void __launch_bounds__(256) budget_probe(const float* a, const float* b, float* c, int K, int n) {
+  float acc[4] = {0, 0, 0, 0};
+#ifdef PLANT_LOCAL
+  volatile float big[64];
+  for (int i = 0; i < 64; ++i) big[i] = a[i * n];
+#endif
+  for (int k = 0; k < K; k += 4) {
+    MARK("tile", "begin", 16);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      MARK("step", "begin", 4);
+      for (int j = 0; j < 4; ++j) {
+#ifdef PLANT_FP64
+        acc[j] = __fadd_rn(acc[j], (float)((double)a[k + kk] * (double)b[j]));
+#elif defined(PLANT_SLOW)
+        acc[j] = __fadd_rn(acc[j], __fdiv_rn(__fmul_rn(a[k + kk], b[j]), b[j + 4]));
+#else
+        acc[j] = __fadd_rn(acc[j], __fmul_rn(a[k + kk], b[j]));
+#endif
+      }
+      MARK0("step", "end");
+    }
+    MARK0("tile", "end");
+  }
+#ifdef PLANT_LOCAL
+  for (int i = 0; i < 64; ++i) acc[i & 3] += big[i];
+#endif
+  for (int j = 0; j < 4; ++j) c[threadIdx.x * 4 + j] = acc[j];
+}
+"""
+SELF_TEST_BUDGET = ("probe file=probe threads=256 class=fp32 per_mac={} fp64=0 local=0 "
+                    "match=budget_probe\n")
+
+
+def self_test(args):
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = os.path.join(tmp, "probe.cu")
+        with open(cu, "w") as f:
+            f.write(SELF_TEST_CU)
+        budgets = os.path.join(tmp, "budgets.txt")
+        with open(budgets, "w") as f:
+            f.write(SELF_TEST_BUDGET.format("6"))
+        # Each variant: (define, must fail)
+        for define, must_fail in (("", False), ("PLANT_FP64", True), ("PLANT_LOCAL", True), ("PLANT_SLOW", True)):
+            d = os.path.join(tmp, define or "clean")
+            os.makedirs(d)
+            cmd = [args.nvcc, "-arch=compute_90", "--fmad=false", "-ptx", "-o", os.path.join(d, "probe.ptx"), cu]
+            if define:
+                cmd.insert(1, "-D" + define)
+            subprocess.run(cmd, check=True)
+            results = run(args, d, read_budgets(budgets))
+            failed = any(r["violations"] for r in results)
+            print(f"self-test {define or 'clean'}: " + ("; ".join(v for r in results for v in r["violations"])
+                                                        or f"{results[0]['per_mac_value']:.2f} PTX/MAC, passes"))
+            if failed != must_fail:
+                failures.append(f"{define or 'clean'} {'passed' if failed is False else 'failed'} the check")
+        # An fp64 multiply planted into the marked loop of a real fp32 kernel's PTX.
+        real = [b for b in read_budgets(args.budgets) if b.get("fp64_budget") == "0" and b.get("per_mac_budget")]
+        if not real:
+            failures.append("no budget row with fp64=0 and a per-MAC budget to plant into")
+        else:
+            b = real[0]
+            src = os.path.join(args.ptx, b["file"] + ".ptx")
+            with open(src) as f:
+                text = f.read()
+            pos = text.find("emu-budget step begin")
+            if pos < 0:
+                failures.append(f"no step marker in {src}")
+            else:
+                eol = text.index("\n", pos)
+                planted = text[:eol + 1] + "\tmul.rn.f64 \t%fd_planted, %fd_planted, %fd_planted;\n" + text[eol + 1:]
+                planted = re.sub(r"(\.entry\s+[\w$]+\(.*?\)\s*\{)", r"\1\n\t.reg .f64 %fd_planted;", planted,
+                                 count=0, flags=re.S)
+                d = os.path.join(tmp, "real")
+                os.makedirs(d)
+                with open(os.path.join(d, b["file"] + ".ptx"), "w") as f:
+                    f.write(planted)
+                rows = [dict(x) for x in read_budgets(args.budgets) if x["file"] == b["file"]]
+                results = run(args, d, rows)
+                hit = [r for r in results if r["violations"]]
+                print(f"self-test planted fp64 in {b['file']}.ptx: " +
+                      "; ".join(f"{r['label']}: {', '.join(r['violations'])}" for r in hit))
+                if not any("fp64" in v for r in hit for v in r["violations"]):
+                    failures.append(f"an fp64 multiply planted in {b['file']}.ptx was not detected")
+    for f in failures:
+        print("kernel_budgets self-test FAILED: " + f, file=sys.stderr)
+    print("kernel_budgets self-test: " + ("FAILED" if failures else
+                                            "planted fp64, local memory and an over-budget loop all fail; "
+                                            "the clean kernel passes"))
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ptx", required=True)
+    ap.add_argument("--budgets", required=True)
+    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--occupancy", required=True)
+    ap.add_argument("--nvcc")
+    ap.add_argument("--table")
+    ap.add_argument("--doc")
+    ap.add_argument("--no-check", action="store_true", help="report only; exit 0 over budget")
+    ap.add_argument("--self-test", action="store_true")
+    args = ap.parse_args()
+    if args.self_test:
+        if not args.nvcc:
+            ap.error("--self-test needs --nvcc")
+        return self_test(args)
+    results = run(args, args.ptx, read_budgets(args.budgets))
+    text = table(results)
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write(text)
+    if args.doc:
+        replace_in_doc(args.doc, text)
+    rc = report(results)
+    return 0 if args.no_check else rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
