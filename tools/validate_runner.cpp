@@ -12,6 +12,7 @@
 
 #include "core/draw_key.h"
 #include "core/sparsity.h"
+#include "numerics/family_name.h"
 
 namespace emu::validate {
 namespace {
@@ -27,18 +28,6 @@ DrawKey case_key(const Case& c) {
 // Streams of the pre- and post-steps: apart from the op's own draws.
 DrawKey step_key(DrawKey key, uint64_t tag, size_t i) {
   return DrawKey{key.seed, mix64(key.stream ^ mix64(tag + 0x9e3779b97f4a7c15ull * (i + 1)))};
-}
-
-const char* family_name(Family f) {
-  switch (f) {
-    case Family::Ieee:
-      return "ieee";
-    case Family::Posit:
-      return "posit";
-    case Family::Fixed:
-      return "fixed";
-  }
-  return "?";
 }
 
 // The input the N:M pre-step masks: the first weights-like operand, else the

@@ -11,6 +11,7 @@
 #include "core/backend.h"
 #include "core/draw_key.h"
 #include "numerics/bulk.h"
+#include "numerics/family_name.h"
 #include "numerics/format_info.h"
 #include "numerics/format_spec.h"
 #include "numerics/read_layout.h"
@@ -20,18 +21,6 @@
 
 namespace emu::python {
 namespace {
-
-const char* family_name(Family f) {
-  switch (f) {
-    case Family::Ieee:
-      return "ieee";
-    case Family::Posit:
-      return "posit";
-    case Family::Fixed:
-      return "fixed";
-  }
-  return "?";
-}
 
 const char* rounding_name(Rounding r) {
   switch (r) {
