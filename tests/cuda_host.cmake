@@ -21,3 +21,8 @@ foreach(model lenet5 resnet18 transformer crnn gcn)
   add_test(NAME cuda_host_recipe_${model} COMMAND test_cuda_host_recipes "[${model}]")
   set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes;long" TIMEOUT 1800)
 endforeach()
+# ResNet-18's kernels (convolutions of every stride and padding it uses, batch
+# norm, pooling, the head) and the trainer's device plumbing run under the
+# sanitizers in validate_cuda_host and the other four recipes; ResNet-18 itself
+# is the slowest of them there (147 s): label `sanitize_repeat` (docs/sanitize.md).
+set_property(TEST cuda_host_recipe_resnet18 APPEND PROPERTY LABELS sanitize_repeat)

@@ -3,8 +3,10 @@
 # build and tests:
 #   1. build-asan: every library, tool, test and fuzz target with clang under
 #      AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off; the kernels still
-#      run through the host executor), then the whole ctest suite there,
-#      including each fuzz target run from its seed corpus (label `fuzz`);
+#      run through the host executor), then the ctest suite there, including
+#      each fuzz target run from its seed corpus (label `fuzz`), less the tests
+#      labelled `sanitize_repeat` (the same code and memory as tests that run:
+#      docs/sanitize.md says which and why);
 #   2. build-tsan: the tests labelled `tsan` (the thread pool, the data loader's
 #      workers and the threaded CPU ops and training) under ThreadSanitizer.
 # Usage: tools/sanitize_check.sh [asan|tsan]...  (default: both)
@@ -19,8 +21,8 @@ run_asan() {
   cmake -S . -B build-asan -G Ninja "${clang[@]}" -DEMUTRAIN_SANITIZE=address,undefined -DEMUTRAIN_FUZZ=ON \
     ${EMUTRAIN_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$EMUTRAIN_LAUNCHER} >/dev/null
   cmake --build build-asan -j"$jobs"
-  stamp "ASan+UBSan: ctest (every test and every fuzz target's corpus run)"
-  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  stamp "ASan+UBSan: ctest (every test but those labelled sanitize_repeat, every fuzz target's corpus run)"
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE sanitize_repeat
   stamp "ASan+UBSan: passed"
 }
 
