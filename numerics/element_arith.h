@@ -127,8 +127,8 @@ struct MacRounding {
 
   template <class Draw>
   EMU_HD double reduce(const float* a, const float* b, int64_t K, Draw draw) const {
-    if (!fast) return mac_reduce(p, a, b, K, nullptr, draw);
-    double sum = 0.0;  // +0 in acc
+    if (!fast) return mac_reduce<MacSums>(p, a, b, K, nullptr, draw);  // p is unfused
+    double sum = 0.0;                                                  // +0 in acc
     for (int64_t k = 0; k < K; ++k) {
       if (a[k] == 0.0f || b[k] == 0.0f) continue;  // zero operands are skipped
       double prod = static_cast<double>(a[k]) * static_cast<double>(b[k]);

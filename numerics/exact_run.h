@@ -21,15 +21,10 @@
 
 #include "numerics/exact.h"
 
-// The run's arithmetic is out of line in device code: every reduction kernel's
-// mac_step reaches it, and inlining its limb loops into each of them made nvcc
-// several times slower on the kernel files (batchnorm.cu: 437 s inlined, about
-// 120 s not, on this 2-core machine). The host compiler inlines as it likes.
-#if defined(__CUDACC__)
-#define EMU_HD_OUTLINE __host__ __device__ __noinline__
-#else
-#define EMU_HD_OUTLINE inline
-#endif
+// The run's arithmetic is out of line in device code (EMU_HD_OUTLINE,
+// numerics/hd.h): every reduction kernel's mac_step reaches it, and inlining its
+// limb loops into each of them made nvcc several times slower on the kernel
+// files (batchnorm.cu: 437 s inlined, about 120 s not, on this 2-core machine).
 
 namespace emu {
 

@@ -15,6 +15,18 @@
 #define EMU_HD inline
 #endif
 
+// EMU_HD for a large body on slow paths (exact rounding, a fused run's limbs):
+// out of line in nvcc builds, one copy per kernel file instead of one inlined
+// into every call site of every kernel. Inlining those bodies everywhere made
+// nvcc several times slower on the kernel files (batchnorm.cu, conv.cu,
+// layernorm.cu took minutes each; docs/cuda_kernels.md "Compile time"), and
+// the fast paths never reach them. The host compiler inlines as it likes.
+#if defined(__CUDACC__)
+#define EMU_HD_OUTLINE __host__ __device__ __noinline__ inline
+#else
+#define EMU_HD_OUTLINE inline
+#endif
+
 namespace emu {
 
 using u128 = unsigned __int128;

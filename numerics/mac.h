@@ -7,6 +7,8 @@
 // lays the operands out in.
 #pragma once
 
+#include <type_traits>
+
 #include "numerics/approx_mul_lut.h"
 #include "numerics/exact_run.h"
 #include "numerics/fused_split.h"
@@ -58,19 +60,36 @@ EMU_HD double mac_term(const MacPolicy& p, double acc, float a, float b, uint32_
   return mac_term_split(p, p.split, acc, a, b, mul_draw, acc_draw);
 }
 
-// The running state of one reduction, advanced term by term: a tiled kernel
-// keeps one per output across its K tiles and gets mac_reduce's bits.
-struct MacState {
+// The Draw of a reduction whose policy never draws (no :sr in any of its
+// formats): the fast kernels' mac_finish, which then carries no Philox code.
+struct NoDraw {
+  EMU_HD uint32_t operator()(uint64_t) const { return 0; }
+};
+
+// The running sums of one reduction without fused runs (p.fused == 0),
+// advanced term by term by mac_step: a kernel keeps one per output across its K
+// tiles and gets mac_reduce's bits. A few registers: the 34 limbs of a fused
+// run exist only in the kernels that form runs (MacState).
+struct MacSums {
   double outer = 0.0;  // +0 in acc_outer (chunked reductions)
   double acc = 0.0;    // +0 in acc
   // split:auto: the scheme this reduction resolved to before its first term
   // (mac_state_for); left Auto, a split term is NaN (a kernel that forgot).
   SplitMul split = SplitMul::Auto;
+};
+
+// The running state of any reduction, fused runs included.
+struct MacState : MacSums {
   // fused > 0 (docs/contract.md section 4.8): the products of the pending run,
   // run number `run_index` (terms run_index*F ..), not yet in acc.
   ExactRun run;
   int64_t run_index = 0;
 };
+
+// Whether a state type can hold a fused run (mac_step and mac_finish take
+// either type; with MacSums the policy must not fuse).
+template <class State>
+constexpr bool kStateHasRun = std::is_same<State, MacState>::value;
 
 // One term of a fused run: its product(s) into s.run exactly (skipped when an
 // operand is zero). The products are mac_term_split's: R_mul(a b) (exact under
@@ -108,8 +127,10 @@ EMU_HD void mac_flush_run(const MacPolicy& p, MacState& s, int64_t K, Draw draw)
 // split:auto from them (split_auto_scheme), so every reduction decides from its
 // own row of A and column of B. Kernels that step terms without arrays resolve
 // through split_auto_in_range themselves and set MacState::split.
-EMU_HD MacState mac_state_for(const MacPolicy& p, const float* a, const float* b, int64_t K) {
-  MacState s;
+// State: MacState, or MacSums when p.fused == 0.
+template <class State = MacState>
+EMU_HD State mac_state_for(const MacPolicy& p, const float* a, const float* b, int64_t K) {
+  State s;
   if (!p.mul_exact && p.split == SplitMul::Auto) s.split = split_auto_scheme(a, b, K);
   return s;
 }
@@ -117,11 +138,14 @@ EMU_HD MacState mac_state_for(const MacPolicy& p, const float* a, const float* b
 // Term k of K (k ascending from 0): the chunk promotion when term k starts a new
 // chunk, then mac_term unless an operand is zero (skipped, drawing nothing).
 // `draw(site)` returns the 32-bit random draw for a site (only called for :sr).
-template <class Draw>
-EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, float a, float b, Draw draw) {
+// State: MacState, or MacSums when p.fused == 0.
+template <class State, class Draw>
+EMU_HD void mac_step(const MacPolicy& p, State& s, int64_t K, int64_t k, float a, float b, Draw draw) {
   // fused: term k of a new run first rounds the previous run into acc (before
   // a chunk's promotion, whose boundary is also a run's).
-  if (p.fused > 0 && s.run.active && k / p.fused != s.run_index) mac_flush_run(p, s, K, draw);
+  if constexpr (kStateHasRun<State>) {
+    if (p.fused > 0 && s.run.active && k / p.fused != s.run_index) mac_flush_run(p, s, K, draw);
+  }
   if (p.chunk > 0 && k > 0 && k % p.chunk == 0) {
     const int64_t c = k / p.chunk - 1;
     s.outer = add_into(p.acc_outer, s.outer, s.acc,
@@ -129,11 +153,13 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
     s.acc = 0.0;
   }
   if (a == 0.0f || b == 0.0f) return;
-  if (p.fused > 0) {
-    s.run_index = k / p.fused;
-    mac_term_fused(p, p.split == SplitMul::Auto ? s.split : p.split, s.run, a, b,
-                   !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
-    return;
+  if constexpr (kStateHasRun<State>) {
+    if (p.fused > 0) {
+      s.run_index = k / p.fused;
+      mac_term_fused(p, p.split == SplitMul::Auto ? s.split : p.split, s.run, a, b,
+                     !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0);
+      return;
+    }
   }
   s.acc = mac_term_split(p, p.split == SplitMul::Auto ? s.split : p.split, s.acc, a, b,
                          !p.mul_exact && is_stochastic(p.mul) ? draw(MacSites::product(k)) : 0,
@@ -142,29 +168,33 @@ EMU_HD void mac_step(const MacPolicy& p, MacState& s, int64_t K, int64_t k, floa
 
 // After the K terms: the last chunk's promotion, the bias (may be null), and
 // y = R_out(result).
-template <class Draw>
-EMU_HD double mac_finish(const MacPolicy& p, MacState& s, int64_t K, const float* bias, Draw draw) {
-  if (p.fused > 0) mac_flush_run(p, s, K, draw);  // the last run, before the last promotion
+template <class State, class Draw>
+EMU_HD double mac_finish(const MacPolicy& p, State& s, int64_t K, const float* bias, Draw draw) {
+  if constexpr (kStateHasRun<State>) {
+    if (p.fused > 0) mac_flush_run(p, s, K, draw);  // the last run, before the last promotion
+  }
   const bool chunked = p.chunk > 0;
   const int64_t chunks = chunked && K > 0 ? (K + p.chunk - 1) / p.chunk : 1;
   const uint64_t tail = 2 * static_cast<uint64_t>(K);
   double acc = s.acc;
-  Format last = p.acc;
+  const Format* last = &p.acc;  // a pointer, not a copy: a kernel passes the policy's own format on
   if (chunked) {
     const int64_t c = chunks - 1;
     acc = add_into(p.acc_outer, s.outer, s.acc, is_stochastic(p.acc_outer) ? draw(tail + c) : 0);
-    last = p.acc_outer;
+    last = &p.acc_outer;
   }
-  if (bias) acc = add_into(last, acc, *bias, is_stochastic(last) ? draw(tail + chunks) : 0);
+  if (bias) acc = add_into(*last, acc, *bias, is_stochastic(*last) ? draw(tail + chunks) : 0);
   return round_value(p.out, acc, is_stochastic(p.out) ? draw(tail + chunks + 1) : 0);
 }
 
 // y = R_out(sum) of one whole reduction: mac_step for k = 0 .. K-1, then
 // mac_finish. `bias` may be null.
-template <class Draw>
+// State: MacState (any policy), or MacSums for a policy without fused runs (the
+// sums of section 4.7: the same bits without the run's 34 limbs in the kernel).
+template <class State = MacState, class Draw>
 EMU_HD double mac_reduce(const MacPolicy& p, const float* a, const float* b, int64_t K, const float* bias,
                          Draw draw) {
-  MacState s = mac_state_for(p, a, b, K);
+  State s = mac_state_for<State>(p, a, b, K);
   for (int64_t k = 0; k < K; ++k) mac_step(p, s, K, k, a[k], b[k], draw);
   return mac_finish(p, s, K, bias, draw);
 }

@@ -74,7 +74,7 @@ template <class Draw>
 EMU_HD double combine_runs(const MacPolicy& whole, const double* pieces, int64_t K, const Draw& draw) {
   if (whole.chunk == 0) return pieces[0];
   const int64_t runs = chunk_runs(K, whole.chunk);
-  MacState s;
+  MacSums s;  // `whole` is unfused (ChunkedReduce): no fused-run state
   for (int64_t c = 0; c < runs; ++c) {
     // A zero term at the start of run c: mac_step promotes run c - 1 (s.acc) into
     // acc_outer, restarts acc from +0 and skips the term.

@@ -12,7 +12,9 @@
 
 namespace emu {
 
-EMU_HD double round_exact(const Format& f, const Exact& x, uint32_t rand) {
+// The exact roundings are out of line on the device (EMU_HD_OUTLINE): every
+// kernel's slow path reaches them, its fast path never does.
+EMU_HD_OUTLINE double round_exact(const Format& f, const Exact& x, uint32_t rand) {
   switch (f.family) {
     case Family::Ieee:
       return ieee_round(f, x, rand);
@@ -24,8 +26,9 @@ EMU_HD double round_exact(const Format& f, const Exact& x, uint32_t rand) {
   return quiet_nan();
 }
 
-// R_F(v) for a binary64 value v (any value, not only binary32 ones).
-EMU_HD double round_value(const Format& f, double v, uint32_t rand = 0) {
+// R_F(v) for a binary64 value v (any value, not only binary32 ones). Out of line
+// on the device too: its callers pass a value, not an Exact in memory.
+EMU_HD_OUTLINE double round_value(const Format& f, double v, uint32_t rand = 0) {
   return round_exact(f, exact_from_double(v), rand);
 }
 
@@ -42,7 +45,7 @@ EMU_HD bool round_down_zero(const Format& f) { return f.rounding == Rounding::Do
 // the other one is below the wrap modulus, which keeps the sign of the sum; so
 // the result is exact whenever at most one addend is that large (always, in a
 // reduction, whose accumulator is a value of the format).
-EMU_HD double add_into(const Format& f, double a, double b, uint32_t rand = 0) {
+EMU_HD_OUTLINE double add_into(const Format& f, double a, double b, uint32_t rand = 0) {
   Exact x = exact_from_double(a), y = exact_from_double(b);
   if (f.family == Family::Fixed && !f.saturate && x.kind == Exact::Finite && y.kind == Exact::Finite) {
     const int modulus_log2 = f.nbits - f.frac_bits + 1;
@@ -61,13 +64,13 @@ EMU_HD double format_add(const Format& f, double a, double b, uint32_t rand = 0)
 EMU_HD double format_sub(const Format& f, double a, double b, uint32_t rand = 0) {
   return add_into(f, a, -b, rand);
 }
-EMU_HD double format_mul(const Format& f, double a, double b, uint32_t rand = 0) {
+EMU_HD_OUTLINE double format_mul(const Format& f, double a, double b, uint32_t rand = 0) {
   return round_exact(f, exact_mul(a, b), rand);
 }
-EMU_HD double format_div(const Format& f, double a, double b, uint32_t rand = 0) {
+EMU_HD_OUTLINE double format_div(const Format& f, double a, double b, uint32_t rand = 0) {
   return round_exact(f, exact_div(a, b), rand);
 }
-EMU_HD double format_sqrt(const Format& f, double a, uint32_t rand = 0) {
+EMU_HD_OUTLINE double format_sqrt(const Format& f, double a, uint32_t rand = 0) {
   return round_exact(f, exact_sqrt(a), rand);
 }
 

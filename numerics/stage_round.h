@@ -82,7 +82,7 @@ EMU_HD double reduce_terms(const MacRounding& m, bool native, int64_t K, const T
     return acc;
   }
   if (!m.fast) {
-    MacState s;
+    MacSums s;                                            // m.p is unfused (MacRounding): no fused-run state
     if (!m.p.mul_exact && m.p.split == SplitMul::Auto) {  // resolve from the terms (mac_state_for)
       s.split = SplitMul::Fp32F;
       for (int64_t k = 0; k < K; ++k) {

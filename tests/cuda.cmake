@@ -36,11 +36,12 @@ if(EMUTRAIN_CUDA)
   add_test(NAME cuda_fma_check_self_test COMMAND bash ${sass}/check_fma.sh --self-test ${CMAKE_CUDA_COMPILER})
   set(budget_args --ptx ${EMUTRAIN_PTX_DIR} --budgets ${sass}/kernel_budgets.txt --ptxas ${EMUTRAIN_PTXAS}
     --occupancy $<TARGET_FILE:sass_occupancy>)
-  # Not yet a test: the budgets (kernel_budgets.txt) and the marks in the kernels' k loops
-  # come with the tile GEMM's rewrite (branch kernels, issue 32); until then the check finds
-  # no marked loop and its self-test has no row to plant into, so neither would assert anything.
-  # The script and `kernel_budgets_doc` run by hand.
-  set_tests_properties(cuda_fma_check PROPERTIES FIXTURES_REQUIRED cuda_ptx)
+  add_test(NAME cuda_kernel_budgets COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py ${budget_args})
+  add_test(NAME cuda_kernel_budgets_self_test COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py --self-test
+    --nvcc ${CMAKE_CUDA_COMPILER} ${budget_args})
+  set_tests_properties(cuda_fma_check cuda_kernel_budgets cuda_kernel_budgets_self_test PROPERTIES
+    FIXTURES_REQUIRED cuda_ptx)
+  set_tests_properties(cuda_kernel_budgets cuda_kernel_budgets_self_test PROPERTIES LABELS "cuda;sass" TIMEOUT 600)
   add_custom_target(kernel_budgets_doc
     COMMAND ${EMUTRAIN_PYTHON3} ${sass}/extract_ptx.py ${EMUTRAIN_PTX_DIR} $<TARGET_FILE:emutrain_cuda>
     COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py ${budget_args}

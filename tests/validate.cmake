@@ -21,6 +21,11 @@ if(TARGET emutrain_devices)
     set_tests_properties(validate_cuda_host_${tag} PROPERTIES LABELS "validate;long;sanitize_repeat" TIMEOUT 1800
       ENVIRONMENT EMU_HOSTEXEC_ORDER=${order})
   endforeach()
+  # A fault planted in each path of the tile GEMM makes validate FAIL
+  # (tests/validate_path_faults.sh; backends/cuda/ops/gemm_tile.h "Planted faults").
+  add_test(NAME validate_detects_path_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/validate_path_faults.sh
+    $<TARGET_FILE:emutrain>)
+  set_tests_properties(validate_detects_path_faults PROPERTIES LABELS validate TIMEOUT 900)
 endif()
 
 # The harness itself, through the faults `--inject` puts into the device side
@@ -68,7 +73,7 @@ add_test(NAME validate_selectors COMMAND sh -c
   "out=$(\"$0\" validate --device cpu --op gemm --policy e5m2sr-e6m9sr --case 17x33x29_bias); rc=$?; \
    printf '%s\\n' \"$out\"; [ $rc -eq 0 ] && \
    printf '%s\\n' \"$out\" | grep -q '^1 cells: 1 pass, 0 FAIL, 0 unsup; 1 case runs compared' && \
-   \"$0\" validate --list --op gemm,copy --case 1x1x1,scalar | grep -q '^2 ops, 2 cases, 20 policies' && \
+   \"$0\" validate --list --op gemm,copy --case 1x1x1,scalar | grep -q '^2 ops, 2 cases, 22 policies' && \
    { \"$0\" validate --device cpu --op no_such_op; [ $? -eq 2 ]; } && \
    { \"$0\" validate --device cpu --policy no_such_policy; [ $? -eq 2 ]; } && \
    { \"$0\" validate --device cpu --op gemm --case no_such_case; [ $? -eq 2 ]; }"

@@ -4,7 +4,10 @@
 // multiples of any tile; views are transposed or narrowed where the op takes
 // any view.
 #include <cmath>
+#include <limits>
+#include <vector>
 
+#include "core/draw_key.h"
 #include "numerics/format_spec.h"
 #include "tools/validate_case.h"
 
@@ -69,6 +72,12 @@ void gemm_cases(CaseList& list) {
       {"specials_9x11x13", "Inf, NaN, huge and subnormal operands", 9, 11, 13, true, Specials::All},
       {"overflow_7x6x31", "operands up to 3e38: overflow of every accumulator", 7, 6, 31, false,
        Specials::Finite},
+      // The tile kernel's blocks (backends/cuda/ops/gemm_tile.h): 128 x 128 outputs (fast paths),
+      // 64 x 64, 32 x 32; k tiles of 16.
+      {"tiles_131x130x37", "several output tiles each way, a partial k tile, subnormal products", 131, 130,
+       37, false, Specials::Zeros},
+      {"tiles_129x133x48_bias", "several output tiles, whole k tiles, huge operands (the checked step)", 129,
+       133, 48, true, Specials::Finite},
   };
   for (const G& g : sizes) {
     Case& c = add_case(list, Op::gemm, g.name, g.note);
@@ -87,6 +96,25 @@ void gemm_cases(CaseList& list) {
     c.in("b", {29, 40}, Specials::Zeros).narrow(1, 4, 33).weight().rows(ReadLayout{1, 29, 40});
     c.in("bias", {33}, Specials::Zeros).weight();
     c.out("c", {17, 33});
+    c.call = [](CallArgs& a) {
+      a.backend.gemm(a.num.mac, a.in("a"), a.in("b"), a.opt("bias"), a.out("c"), a.key);
+    };
+  }
+  {
+    // Operands without specials except one Inf in a (row 3, k 21: the second k tile) that meets a
+    // zero of b (k 21, column 5: Inf * 0 is skipped), and a NaN in b (k 50, column 130): the
+    // tiles that hold them take the checked step, the others the fast one, for the same outputs.
+    Case& c = add_case(list, Op::gemm, "mixed_tiles_130x131x64",
+                       "fast and checked k tiles in one reduction: an Inf meeting a zero, a NaN");
+    const int64_t M = 130, N = 131, K = 64;
+    std::vector<float> a = seeded_values(path_hash("gemm/mixed_tiles/a"), M * K, Specials::None, -2.0f, 2.0f);
+    std::vector<float> b = seeded_values(path_hash("gemm/mixed_tiles/b"), K * N, Specials::None, -2.0f, 2.0f);
+    a[3 * K + 21] = std::numeric_limits<float>::infinity();
+    b[21 * N + 5] = 0.0f;
+    b[50 * N + 130] = std::numeric_limits<float>::quiet_NaN();
+    c.in("a", {M, K}, Specials::None).set(a);
+    c.in("b", {K, N}, Specials::None).weight().set(b);
+    c.out("c", {M, N});
     c.call = [](CallArgs& a) {
       a.backend.gemm(a.num.mac, a.in("a"), a.in("b"), a.opt("bias"), a.out("c"), a.key);
     };

@@ -87,6 +87,14 @@ const std::vector<PolicyEntry>& policy_table() {
         {"functions.sigmoid", "pwl:8"},
         {"functions.gelu", "pwl:8"},
         {"functions.silu", "pwl:8"}}},
+      // The tile GEMM's paths for an fp32 accumulator with a posit or a directed-rounding
+      // multiplier (backends/cuda/ops/gemm_tile.h PositMulPath, Fp32MulPath).
+      {"posit16-mul-fp32-acc",
+       "posit16_1 products, fp32 accumulation, bf16 results",
+       {{"mul", "posit16_1"}, {"acc", "fp32"}, {"out", "bf16"}}},
+      {"fp16rtz-mul-fp32-acc",
+       "fp16 products rounded toward zero, fp32 accumulation, fp16 results",
+       {{"mul", "fp16:rtz"}, {"acc", "fp32"}, {"out", "fp16"}}},
   };
   return table;
 }

@@ -50,30 +50,46 @@ EMU_HD void divmod(int64_t k, int64_t d, int64_t* q, int64_t* r) {
   *q = qq;
   *r = k - static_cast<int64_t>(qq) * d;
 }
+// The same in 32-bit registers, for the decodes of B's loads (one per loaded element,
+// 16 per thread and k tile): no conversions between the widths.
+EMU_HD void divmod32(uint32_t k, uint32_t d, uint32_t* q, uint32_t* r) {
+  *q = k / d;
+  *r = k - *q * d;
+}
+EMU_HD uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+EMU_HD int32_t i32(int64_t v) { return static_cast<int32_t>(v); }
 
-// The geometry of core/backend_ops_nn.h (as the CPU's ConvGeom).
+// The geometry of core/backend_ops_nn.h (as the CPU's ConvGeom), with the
+// products the loaders use made once on the host (kernel parameters: constant
+// operands on the device, not multiplications per loaded element).
 struct ConvGeom : ConvShape {
-  EMU_HD int64_t khw() const { return KH * KW; }
-  EMU_HD int64_t hw() const { return H * W; }
-  EMU_HD int64_t ohw() const { return OH * OW; }
-  EMU_HD int64_t kg() const {
-    return Cig * KH * KW;
-  }  // forward terms per output, grad-weight outputs per row
-  EMU_HD int64_t kgi() const { return Cog * KH * KW; }  // grad-input terms per output
-  EMU_HD bool inside(int64_t ih, int64_t iw) const { return ih >= 0 && ih < H && iw >= 0 && iw < W; }
+  int64_t khw_ = 0, hw_ = 0, ohw_ = 0, chw_ = 0, cohw_ = 0;  // KH KW, H W, OH OW, C_in H W, C_out OH OW
+  ConvGeom() = default;
+  explicit ConvGeom(const ConvShape& s)
+      : ConvShape(s), khw_(KH * KW), hw_(H * W), ohw_(OH * OW), chw_(C_in * H * W), cohw_(C_out * OH * OW) {}
+  EMU_HD int64_t khw() const { return khw_; }
+  EMU_HD int64_t hw() const { return hw_; }
+  EMU_HD int64_t ohw() const { return ohw_; }
+  EMU_HD int64_t kg() const { return Cig * khw_; }   // forward terms per output, grad-weight outputs per row
+  EMU_HD int64_t kgi() const { return Cog * khw_; }  // grad-input terms per output
+  // Whether (ih, iw) lies inside the input: one unsigned comparison each (a negative
+  // position wraps above; positions fit 32 bits, check_index_range).
+  EMU_HD bool inside(int32_t ih, int32_t iw) const {
+    return static_cast<uint32_t>(ih) < u32(H) && static_cast<uint32_t>(iw) < u32(W);
+  }
   // The output index t / stride when t lies on the stride grid inside [0, out), else -1.
-  EMU_HD static int64_t on_grid(int64_t t, int64_t stride, int64_t out) {
+  EMU_HD static int32_t on_grid(int32_t t, uint32_t stride, uint32_t out) {
     if (t < 0) return -1;
-    int64_t q, r;
-    divmod(t, stride, &q, &r);
-    return r == 0 && q < out ? q : -1;
+    uint32_t q, r;
+    divmod32(static_cast<uint32_t>(t), stride, &q, &r);
+    return r == 0 && q < out ? static_cast<int32_t>(q) : -1;
   }
 };
 
-// The loaders decode k and the positions derived from it (a tap, a padded coordinate) with
-// 32-bit divisions (divmod): the largest of them must fit.
+// The loaders decode k and the positions derived from it (a tap, a padded coordinate, a
+// position inside one plane) in 32-bit arithmetic: the largest of them must fit.
 void check_index_range(const char* op, const ConvGeom& g, int64_t K) {
-  const int64_t largest = std::max({K, g.H + g.ph, g.W + g.pw, g.ohw()});
+  const int64_t largest = std::max({K, g.H + 2 * g.ph, g.W + 2 * g.pw, g.ohw(), g.hw()});
   if (largest > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument(
         fmt::format("{}: {} terms per output, x {}x{} padded by {}x{}: beyond the "
@@ -92,21 +108,21 @@ struct ConvForward {
   using RowCursor = const float*;  // w's row of output channel co
   struct ColCursor {
     const float* planes = nullptr;  // x[n, b*Cig, 0, 0]
-    int64_t ih0 = 0, iw0 = 0;       // the input position of tap (0, 0)
+    int32_t ih0 = 0, iw0 = 0;       // the input position of tap (0, 0)
   };
   EMU_HD RowCursor a_row(int64_t b, int64_t co) const { return offset_or_null(w, (b * g.Cog + co) * g.kg()); }
   EMU_HD float a_at(RowCursor r, int64_t k) const { return r[k]; }
   EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
     const int64_t n = pixel / g.ohw(), s = pixel % g.ohw();
-    return ColCursor{offset_or_null(x, (n * g.C_in + b * g.Cig) * g.hw()), s / g.OW * g.sh - g.ph,
-                     s % g.OW * g.sw - g.pw};
+    return ColCursor{offset_or_null(x, (n * g.C_in + b * g.Cig) * g.hw()), i32(s / g.OW * g.sh - g.ph),
+                     i32(s % g.OW * g.sw - g.pw)};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
-    int64_t ci, t, kh, kw;
-    divmod(k, g.khw(), &ci, &t);
-    divmod(t, g.KW, &kh, &kw);
-    const int64_t ih = c.ih0 + kh * g.dh, iw = c.iw0 + kw * g.dw;
-    return g.inside(ih, iw) ? c.planes[(ci * g.H + ih) * g.W + iw] : 0.0f;
+    uint32_t ci, t, kh, kw;
+    divmod32(u32(k), u32(g.khw()), &ci, &t);
+    divmod32(t, u32(g.KW), &kh, &kw);
+    const int32_t ih = c.ih0 + i32(kh) * i32(g.dh), iw = c.iw0 + i32(kw) * i32(g.dw);
+    return g.inside(ih, iw) ? c.planes[ci * g.hw() + (ih * i32(g.W) + iw)] : 0.0f;
   }
   EMU_HD uint64_t out_index(int64_t b, int64_t co, int64_t pixel) const {
     const int64_t n = pixel / g.ohw(), s = pixel % g.ohw();
@@ -128,7 +144,7 @@ struct ConvGradInput {
   using RowCursor = const float*;  // w[b*Cog, ci, 0, 0]: term (co, t) at co * Cig*KH*KW + t
   struct ColCursor {
     const float* planes = nullptr;  // gy[n, b*Cog, 0, 0]
-    int64_t ih = 0, iw = 0;
+    int32_t ihp = 0, iwp = 0;       // the input pixel's position in the padded input
   };
   EMU_HD RowCursor a_row(int64_t b, int64_t ci) const {
     return offset_or_null(w, (b * g.Cog * g.Cig + ci) * g.khw());
@@ -140,15 +156,16 @@ struct ConvGradInput {
   }
   EMU_HD ColCursor b_col(int64_t b, int64_t pixel) const {
     const int64_t n = pixel / g.hw(), s = pixel % g.hw();
-    return ColCursor{offset_or_null(gy, (n * g.C_out + b * g.Cog) * g.ohw()), s / g.W, s % g.W};
+    return ColCursor{offset_or_null(gy, (n * g.C_out + b * g.Cog) * g.ohw()), i32(s / g.W + g.ph),
+                     i32(s % g.W + g.pw)};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
-    int64_t co, t, kh, kw;
-    divmod(k, g.khw(), &co, &t);
-    divmod(t, g.KW, &kh, &kw);
-    const int64_t oh = ConvGeom::on_grid(c.ih + g.ph - kh * g.dh, g.sh, g.OH);
-    const int64_t ow = ConvGeom::on_grid(c.iw + g.pw - kw * g.dw, g.sw, g.OW);
-    return oh >= 0 && ow >= 0 ? c.planes[co * g.ohw() + oh * g.OW + ow] : 0.0f;
+    uint32_t co, t, kh, kw;
+    divmod32(u32(k), u32(g.khw()), &co, &t);
+    divmod32(t, u32(g.KW), &kh, &kw);
+    const int32_t oh = ConvGeom::on_grid(c.ihp - i32(kh) * i32(g.dh), u32(g.sh), u32(g.OH));
+    const int32_t ow = ConvGeom::on_grid(c.iwp - i32(kw) * i32(g.dw), u32(g.sw), u32(g.OW));
+    return (oh | ow) >= 0 ? c.planes[co * g.ohw() + (oh * i32(g.OW) + ow)] : 0.0f;  // both on the grid
   }
   EMU_HD uint64_t out_index(int64_t b, int64_t ci, int64_t pixel) const {
     const int64_t n = pixel / g.hw(), s = pixel % g.hw();
@@ -168,7 +185,7 @@ struct ConvGradWeight {
   using RowCursor = const float*;  // gy[0, b*Cog + co, 0, 0]: term (n, s) at n * C_out*OH*OW + s
   struct ColCursor {
     const float* planes = nullptr;  // x[0, b*Cig + ci, 0, 0]
-    int64_t ih0 = 0, iw0 = 0;       // the input position the tap reads for output pixel (0, 0)
+    int32_t ih0 = 0, iw0 = 0;       // the input position the tap reads for output pixel (0, 0)
   };
   EMU_HD RowCursor a_row(int64_t b, int64_t co) const {
     return offset_or_null(gy, (b * g.Cog + co) * g.ohw());
@@ -176,19 +193,19 @@ struct ConvGradWeight {
   EMU_HD float a_at(RowCursor r, int64_t k) const {
     int64_t n, s;
     divmod(k, g.ohw(), &n, &s);
-    return r[n * g.C_out * g.ohw() + s];
+    return r[n * g.cohw_ + s];
   }
   EMU_HD ColCursor b_col(int64_t b, int64_t col) const {
     const int64_t ci = col / g.khw(), t = col % g.khw();
-    return ColCursor{offset_or_null(x, (b * g.Cig + ci) * g.hw()), t / g.KW * g.dh - g.ph,
-                     t % g.KW * g.dw - g.pw};
+    return ColCursor{offset_or_null(x, (b * g.Cig + ci) * g.hw()), i32(t / g.KW * g.dh - g.ph),
+                     i32(t % g.KW * g.dw - g.pw)};
   }
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
-    int64_t n, s, oh, ow;
-    divmod(k, g.ohw(), &n, &s);
-    divmod(s, g.OW, &oh, &ow);
-    const int64_t ih = oh * g.sh + c.ih0, iw = ow * g.sw + c.iw0;
-    return g.inside(ih, iw) ? c.planes[n * g.C_in * g.hw() + ih * g.W + iw] : 0.0f;
+    uint32_t n, s, oh, ow;
+    divmod32(u32(k), u32(g.ohw()), &n, &s);
+    divmod32(s, u32(g.OW), &oh, &ow);
+    const int32_t ih = i32(oh) * i32(g.sh) + c.ih0, iw = i32(ow) * i32(g.sw) + c.iw0;
+    return g.inside(ih, iw) ? c.planes[n * g.chw_ + (ih * i32(g.W) + iw)] : 0.0f;
   }
   EMU_HD uint64_t out_index(int64_t b, int64_t co, int64_t col) const {
     return static_cast<uint64_t>((b * g.Cog + co) * g.kg() + col);
@@ -215,7 +232,7 @@ __global__ void channel_sum_kernel(MacPolicy sp, bool native, const float* x, fl
       continue;
     }
     const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
-    MacState st;
+    MacSums st;  // a channel sum: never fused
     int64_t k = 0;
     for (int64_t n = 0; n < N; ++n) {
       const float* row = x + (n * C + c) * S;
@@ -235,7 +252,7 @@ __global__ void channel_chunk_kernel(MacPolicy sp, const float* x, double* part,
     const int64_t c = i / chunks, q = i % chunks, K = N * S;
     const int64_t k0 = q * sp.chunk, k1 = k0 + sp.chunk < K ? k0 + sp.chunk : K;
     const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
-    MacState st;
+    MacSums st;  // a channel sum: never fused
     int64_t n = k0 / S, s = k0 % S;
     for (int64_t k = k0; k < k1; ++k) {
       mac_step(sp, st, K, k, x[(n * C + c) * S + s], 1.0f, draw);
@@ -252,7 +269,7 @@ __global__ void channel_chunk_total_kernel(MacPolicy sp, const double* part, flo
                                            int64_t chunks, DrawKey key, uint64_t sites) {
   EMU_GRID_STRIDE_LOOP(c, C) {
     const RowDraws draw{key.seed, key.stream, static_cast<uint64_t>(c) * sites};
-    MacState st;
+    MacSums st;  // a channel sum: never fused
     for (int64_t q = 0; q < chunks; ++q) {
       if (q > 0) mac_step(sp, st, K, q * sp.chunk, 0.0f, 1.0f, draw);
       st.acc = part[c * chunks + q];
