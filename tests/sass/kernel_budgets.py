@@ -37,6 +37,7 @@ here by nvcc with an fp64 product, a spilling local array and a loop over budget
 the same kernels without the fault must pass.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -305,7 +306,13 @@ def measure(args, budgets, ptx_dir):
                 results.append(dict(b, error=f"{len(hits)} kernels of {fname}.ptx match '{b['pattern']}'"))
                 continue
             chosen[id(b)] = hits[0]
-        info = ptxas_info(args.ptxas, path, sorted(set(chosen.values()))) if chosen else {}
+        # One ptxas per kernel, side by side (each compiles only its entry and what it calls):
+        # the slowest file, conv.ptx, holds ten budgeted kernels.
+        entries = sorted(set(chosen.values()))
+        info = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for part in pool.map(lambda e: ptxas_info(args.ptxas, path, [e]), entries):
+                info.update(part)
         for b in rows:
             if id(b) not in chosen:
                 continue
