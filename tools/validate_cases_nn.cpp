@@ -50,8 +50,8 @@ void conv_cases(CaseList& list) {
        conv_params(1, 2, 1, 1, 1, 1, 1), true, Specials::All},
       {"empty_batch", "N = 0", 0, 2, 5, 5, 3, 3, 3, conv_params(1, 1, 1, 1, 1, 1, 1), true, Specials::None},
       // The tile kernel's blocks are 128 x 128 outputs for the fast paths (backends/cuda/ops/gemm_tile.h):
-      // 130 output channels and 130 pixels span two of each way, K = 27 a whole k tile and a partial one.
-      {"tiles_130x130", "(1,3,10,13) * (130,3,3,3), padding 1, bias: several output tiles", 1, 3, 10, 13, 130,
+      // 130 output channels and 130 pixels span two of each way, K = 18 a whole k tile and a partial one.
+      {"tiles_130x130", "(1,2,10,13) * (130,2,3,3), padding 1, bias: several output tiles", 1, 2, 10, 13, 130,
        3, 3, conv_params(1, 1, 1, 1, 1, 1, 1), true, Specials::Finite},
   };
   for (const ConvGeometry& g : geometries) {
