@@ -36,14 +36,22 @@ if(EMUTRAIN_CUDA)
   add_test(NAME cuda_fma_check_self_test COMMAND bash ${sass}/check_fma.sh --self-test ${CMAKE_CUDA_COMPILER})
   set(budget_args --ptx ${EMUTRAIN_PTX_DIR} --budgets ${sass}/kernel_budgets.txt --ptxas ${EMUTRAIN_PTXAS}
     --occupancy $<TARGET_FILE:sass_occupancy>)
-  add_test(NAME cuda_kernel_budgets COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py ${budget_args})
+  # One test per group of kernel files, so that ctest -j runs them side by side (conv.cu's ten
+  # budgeted kernels alone take about a minute of ptxas on the 2-core build machine).
+  set(budget_tests)
+  foreach(group conv gemm attention_products,sparse batchnorm,layernorm,elementwise)
+    string(REGEX REPLACE ",.*" "" tag ${group})
+    add_test(NAME cuda_kernel_budgets_${tag} COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py ${budget_args}
+      --files ${group})
+    list(APPEND budget_tests cuda_kernel_budgets_${tag})
+  endforeach()
   add_test(NAME cuda_kernel_budgets_self_test COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py --self-test
     --nvcc ${CMAKE_CUDA_COMPILER} ${budget_args})
-  set_tests_properties(cuda_fma_check cuda_kernel_budgets cuda_kernel_budgets_self_test PROPERTIES
+  set_tests_properties(cuda_fma_check ${budget_tests} cuda_kernel_budgets_self_test PROPERTIES
     FIXTURES_REQUIRED cuda_ptx)
   # The long tier (tools/long_tests.sh, which CI runs): ptxas over 33 kernels takes 100 s of a
   # 2-core machine and its self-test 50 s; a kernel change runs them by `ctest -R kernel_budgets`.
-  set_tests_properties(cuda_kernel_budgets cuda_kernel_budgets_self_test PROPERTIES LABELS "cuda;sass;long"
+  set_tests_properties(${budget_tests} cuda_kernel_budgets_self_test PROPERTIES LABELS "cuda;sass;long"
     TIMEOUT 600)
   add_custom_target(kernel_budgets_doc
     COMMAND ${EMUTRAIN_PYTHON3} ${sass}/extract_ptx.py ${EMUTRAIN_PTX_DIR} $<TARGET_FILE:emutrain_cuda>

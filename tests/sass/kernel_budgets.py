@@ -566,12 +566,21 @@ def main():
     ap.add_argument("--doc")
     ap.add_argument("--no-check", action="store_true", help="report only; exit 0 over budget")
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--files", help="only the rows of these kernel files (comma-separated stems, e.g. conv,gemm): "
+                    "one ctest per group, side by side")
     args = ap.parse_args()
     if args.self_test:
         if not args.nvcc:
             ap.error("--self-test needs --nvcc")
         return self_test(args)
-    results = run(args, args.ptx, read_budgets(args.budgets))
+    budgets = read_budgets(args.budgets)
+    if args.files:
+        wanted = set(args.files.split(","))
+        unknown = wanted - {b["file"] for b in budgets}
+        if unknown:
+            ap.error(f"--files: no row of {args.budgets} has file={','.join(sorted(unknown))}")
+        budgets = [b for b in budgets if b["file"] in wanted]
+    results = run(args, args.ptx, budgets)
     text = table(results)
     if args.table:
         with open(args.table, "w") as f:
