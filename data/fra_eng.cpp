@@ -11,7 +11,7 @@
 namespace emu::data {
 namespace {
 
-const char* kWhat = "UTF-8 lines 'english<TAB>french[<TAB>attribution]'";
+const char* kFraEngWhat = "UTF-8 lines 'english<TAB>french[<TAB>attribution]'";
 
 struct TokenPair {
   std::vector<std::string> src, tgt;
@@ -101,7 +101,7 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
   if (!(o.test_fraction >= 0 && o.val_fraction >= 0 && o.test_fraction + o.val_fraction < 1))
     throw std::invalid_argument("fra_eng: test_fraction and val_fraction must be >= 0 with a sum below 1");
   const std::string path = join_path(o.root, "fra.txt");
-  std::vector<std::string> lines = read_lines(path, kWhat, kFraEngUrl);
+  std::vector<std::string> lines = read_lines(path, kFraEngWhat, kFraEngUrl);
 
   std::vector<TokenPair> pairs;
   for (size_t ln = 0; ln < lines.size(); ++ln) {
@@ -109,7 +109,8 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
     if (line.empty()) continue;
     size_t t1 = line.find('\t');
     if (t1 == std::string::npos)
-      file_error(path, "line " + std::to_string(ln + 1) + ": no tab (expected " + kWhat + ")", kFraEngUrl);
+      file_error(path, "line " + std::to_string(ln + 1) + ": no tab (expected " + kFraEngWhat + ")",
+                 kFraEngUrl);
     size_t t2 = line.find('\t', t1 + 1);
     std::string en = line.substr(0, t1);
     std::string fr = line.substr(t1 + 1, t2 == std::string::npos ? std::string::npos : t2 - t1 - 1);
@@ -118,7 +119,7 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
       p.src = tokenize(normalize_sentence(o.reverse ? fr : en, o.tokens), o.tokens);
       p.tgt = tokenize(normalize_sentence(o.reverse ? en : fr, o.tokens), o.tokens);
     } catch (const std::invalid_argument& e) {
-      file_error(path, "line " + std::to_string(ln + 1) + ": " + e.what() + " (expected " + kWhat + ")",
+      file_error(path, "line " + std::to_string(ln + 1) + ": " + e.what() + " (expected " + kFraEngWhat + ")",
                  kFraEngUrl);
     }
     if (p.src.empty() || p.tgt.empty()) continue;
@@ -130,7 +131,7 @@ std::unique_ptr<FraEngDataset> load_fra_eng(const FraEngOptions& o) {
   }
   const int64_t n = static_cast<int64_t>(pairs.size());
   if (n == 0)
-    file_error(path, "no sentence pairs left after filtering (expected " + std::string(kWhat) + ")",
+    file_error(path, "no sentence pairs left after filtering (expected " + std::string(kFraEngWhat) + ")",
                kFraEngUrl);
 
   const int64_t n_test = static_cast<int64_t>(std::floor(o.test_fraction * static_cast<double>(n)));

@@ -34,7 +34,7 @@ bool is_image_file(const std::string& name) {
   return ends(".png") || ends(".jpg") || ends(".jpeg");
 }
 
-const char* kWhat = "a PNG or JPEG image";
+const char* kImageWhat = "a PNG or JPEG image";
 
 }  // namespace
 
@@ -53,8 +53,8 @@ void ImageFolderDataset::pixels(int64_t index, uint8_t* out) const {
   int w = 0, h = 0, c = 0;
   stbi_uc* data = stbi_load(path.c_str(), &w, &h, &c, static_cast<int>(s.channels));
   if (data == nullptr)
-    file_error(path, std::string("cannot decode: ") + stbi_failure_reason() + " (expected " + kWhat + ")",
-               "");
+    file_error(path,
+               std::string("cannot decode: ") + stbi_failure_reason() + " (expected " + kImageWhat + ")", "");
   if (w != s.width || h != s.height) {
     stbi_image_free(data);
     file_error(path,
@@ -110,9 +110,10 @@ std::unique_ptr<ImageFolderDataset> load_image_folder(const ImageFolderOptions& 
   for (size_t i = 0; i < files.size(); ++i) {
     int w = 0, h = 0, c = 0;
     if (!stbi_info(files[i].c_str(), &w, &h, &c))
-      file_error(files[i],
-                 std::string("not a readable image: ") + stbi_failure_reason() + " (expected " + kWhat + ")",
-                 "");
+      file_error(
+          files[i],
+          std::string("not a readable image: ") + stbi_failure_reason() + " (expected " + kImageWhat + ")",
+          "");
     if (i == 0) {
       shape.width = w;
       shape.height = h;

@@ -12,7 +12,7 @@
 namespace emu::data {
 namespace {
 
-const char* kWhat = "one series per line: class label, then the values, tab-separated (UCR 2018 .tsv)";
+const char* kUcrWhat = "one series per line: class label, then the values, tab-separated (UCR 2018 .tsv)";
 
 struct Parsed {
   std::vector<std::string> labels;
@@ -22,18 +22,19 @@ struct Parsed {
 
 Parsed parse_tsv(const std::string& path) {
   Parsed p;
-  std::vector<std::string> lines = read_lines(path, kWhat, kUcrUrl);
+  std::vector<std::string> lines = read_lines(path, kUcrWhat, kUcrUrl);
   for (size_t ln = 0; ln < lines.size(); ++ln) {
     const std::string& line = lines[ln];
     if (line.empty()) continue;
     std::string where = "line " + std::to_string(ln + 1);
     size_t tab = line.find('\t');
-    if (tab == std::string::npos) file_error(path, where + ": no tab (expected " + kWhat + ")", kUcrUrl);
+    if (tab == std::string::npos) file_error(path, where + ": no tab (expected " + kUcrWhat + ")", kUcrUrl);
     std::string label = line.substr(0, tab);
     char* end = nullptr;
     std::strtod(label.c_str(), &end);
     if (label.empty() || *end != '\0')
-      file_error(path, where + ": label '" + label + "' is not a number (expected " + kWhat + ")", kUcrUrl);
+      file_error(path, where + ": label '" + label + "' is not a number (expected " + kUcrWhat + ")",
+                 kUcrUrl);
     int64_t count = 0;
     const char* s = line.c_str() + tab + 1;
     for (;;) {
@@ -44,7 +45,7 @@ Parsed parse_tsv(const std::string& path) {
       if (field.empty() || *end != '\0')
         file_error(path,
                    where + ": value " + std::to_string(count + 1) + " '" + field +
-                       "' is not a number (expected " + kWhat + ")",
+                       "' is not a number (expected " + kUcrWhat + ")",
                    kUcrUrl);
       p.values.push_back(v);
       ++count;
@@ -59,7 +60,7 @@ Parsed parse_tsv(const std::string& path) {
                  kUcrUrl);
     p.labels.push_back(label);
   }
-  if (p.labels.empty()) file_error(path, "no series (expected " + std::string(kWhat) + ")", kUcrUrl);
+  if (p.labels.empty()) file_error(path, "no series (expected " + std::string(kUcrWhat) + ")", kUcrUrl);
   return p;
 }
 
@@ -114,7 +115,7 @@ std::unique_ptr<UcrDataset> load_ucr(const UcrOptions& options, bool train) {
     file_error(train_path,
                "file not found (nor " +
                    join_path(join_path(options.root, options.name), options.name + "_TRAIN.tsv") +
-                   "; expected " + kWhat + ")",
+                   "; expected " + kUcrWhat + ")",
                kUcrUrl);
   Parsed train_set = parse_tsv(train_path);
   // Classes: the training labels in ascending numeric order.

@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "layers/init.h"
 #include "layers/layer_io.h"
+#include "layers/shape_ops.h"
 #include "numerics/recurrent_cells.h"
 
 namespace emu {

@@ -17,18 +17,11 @@ namespace emu {
 namespace {
 
 // The identity format: a copy that rounds nothing (fp32 is binary32 itself).
-void copy_values(const Tensor& src, Tensor& dst) {
+void copy_into(const Tensor& src, Tensor& dst) {
   backend_for(src.device()).quantize(Format{}, src, dst, DrawKey{});
 }
 
 }  // namespace
-
-Tensor contiguous_copy(const Tensor& x) {
-  if (x.is_contiguous()) return x;
-  Tensor out = Tensor::zeros(x.shape(), x.device());
-  copy_values(x, out);
-  return out;
-}
 
 Tensor sequence_mask(const Tensor& lengths_or_mask, int64_t N, int64_t T) {
   if (!lengths_or_mask.defined()) return Tensor();
@@ -69,7 +62,7 @@ Tensor packed_slice(const Tensor& packed, int64_t offset, const Shape& shape) {
                 [packed_shape, offset, count](const Tensor& g) -> std::vector<Tensor> {
                   Tensor full = Tensor::zeros(packed_shape, g.device());
                   Tensor slot = full.narrow(0, offset, count);
-                  copy_values(contiguous_copy(g).view({count}), slot);
+                  copy_into(contiguous_copy(g).view({count}), slot);
                   return {full};
                 });
   return result;

@@ -45,9 +45,6 @@ DrawKey recurrent_key(const Module& m, DrawSite site, int layer, int dir);
 // elements starting at `offset`. Its gradient is zero outside the run.
 Tensor packed_slice(const Tensor& packed, int64_t offset, const Shape& shape);
 
-// A row-major copy through the backend (no rounding), for any device.
-Tensor contiguous_copy(const Tensor& x);
-
 // Dropout between layers: Dropout's arithmetic (layers/dropout.h) with the mask
 // drawn from recurrent_key(m, Dropout, layer, 0).
 Tensor recurrent_dropout(const Module& m, const Tensor& x, float p, int layer);

@@ -22,14 +22,14 @@ void copy_values(const Tensor& src, Tensor& dst) {
   backend_for(src.device()).quantize(Format{}, src, dst, DrawKey{});
 }
 
+}  // namespace
+
 Tensor contiguous_copy(const Tensor& x) {
   if (x.is_contiguous()) return x;
   Tensor out = Tensor::zeros(x.shape(), x.device());
   copy_values(x, out);
   return out;
 }
-
-}  // namespace
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
   Tensor result = contiguous_copy(x).view(shape);

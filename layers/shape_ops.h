@@ -21,6 +21,10 @@ Tensor flatten(const Tensor& x, int start_dim = 1, int end_dim = -1);
 // A view of x when x is contiguous, else a copy.
 Tensor reshape(const Tensor& x, const Shape& shape);
 
+// x -> a row-major copy of its values through the backend (no rounding, no
+// autograd), for any device; x itself when it is contiguous already.
+Tensor contiguous_copy(const Tensor& x);
+
 // xs[k]: equal shapes except along `dim` -> y: their concatenation along `dim`
 // (negative dim counts from the end). Always a new tensor.
 Tensor concat(const std::vector<Tensor>& xs, int dim);

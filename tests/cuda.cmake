@@ -5,16 +5,20 @@ if(EMUTRAIN_CUDA)
 endif()
 
 # The PTX checks read the PTX of the build's one nvcc compile (issue 31): every
-# kernel file of emutrain_cuda is compiled for 90-real and 90-virtual, so its
-# object carries its PTX in the fatbinary; tests/sass/extract_ptx.py writes it
+# kernel file of emutrain_cuda is compiled for 90-virtual (with 90-real where
+# asked), so its object carries its PTX in the fatbinary; tests/sass/extract_ptx.py writes it
 # out of libemutrain_cuda.a (also when ccache served the objects: the PTX is in
 # the cached object). The entries are stored uncompressed so that a script can
 # read them (a few MiB more in the library).
 #
 # The FMA check (tests/sass/check_fma.sh): the kernels, built with the
 # project's flags (--fmad=false), contain no fused multiply-add except the
-# listed ones; the self-test proves the check sees one. Where cuobjdump exists
-# (a full CUDA toolkit) the SASS of libemutrain_cuda is checked as well.
+# listed ones, and no floating-point mul/add without a rounding modifier (which
+# ptxas or the driver could fuse); the self-test proves the check sees both.
+# Where cuobjdump exists (a full CUDA toolkit) the SASS is checked as well: that
+# of libemutrain_cuda when the build holds machine code, else (PTX only, the
+# default without a GPU) that of the PTX assembled for sm_90 as nvcc would, which
+# costs ptxas's minutes and so runs in the long tier.
 #
 # The kernel budget check (tests/sass/kernel_budgets.py, docs/cuda_kernels.md):
 # ptxas -v for sm_90, occupancy by cuda_occupancy.h, and PTX instructions per
@@ -60,9 +64,20 @@ if(EMUTRAIN_CUDA)
     DEPENDS emutrain_cuda sass_occupancy VERBATIM
     COMMENT "Kernel budget table of docs/cuda_kernels.md")
   find_program(EMUTRAIN_CUOBJDUMP cuobjdump HINTS ${CUDAToolkit_BIN_DIR})
-  if(EMUTRAIN_CUOBJDUMP)
+  set(emutrain_has_sass OFF)
+  foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+    if(NOT arch MATCHES "-virtual$")
+      set(emutrain_has_sass ON)
+    endif()
+  endforeach()
+  if(EMUTRAIN_CUOBJDUMP AND emutrain_has_sass)
     add_test(NAME cuda_sass_fma_check COMMAND ${CMAKE_COMMAND} -E env CUOBJDUMP=${EMUTRAIN_CUOBJDUMP}
       bash ${sass}/check_fma.sh ${sass}/fma_allowed.txt $<TARGET_FILE:emutrain_cuda>)
+  elseif(EMUTRAIN_CUOBJDUMP)
+    add_test(NAME cuda_sass_fma_check COMMAND ${CMAKE_COMMAND} -E env CUOBJDUMP=${EMUTRAIN_CUOBJDUMP}
+      bash ${sass}/check_fma.sh --assemble ${EMUTRAIN_PTXAS} ${sass}/fma_allowed.txt ${EMUTRAIN_PTX_DIR})
+    set_tests_properties(cuda_sass_fma_check PROPERTIES LABELS "cuda;sass;long" FIXTURES_REQUIRED cuda_ptx
+      TIMEOUT 900)
   endif()
   set_tests_properties(cuda_ptx_extract cuda_fma_check cuda_fma_check_self_test PROPERTIES LABELS "cuda;sass")
 endif()

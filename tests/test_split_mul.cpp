@@ -51,7 +51,7 @@ bool same_f(float got, double want) {
   return bits_of(got) == bits_of(static_cast<float>(want));
 }
 
-const Format& fmt(const char* name) {
+const Format& format_named(const char* name) {
   static std::vector<std::pair<std::string, Format>> cache;
   for (auto& c : cache)
     if (c.first == name) return c.second;
@@ -66,19 +66,19 @@ struct RefParts {
 };
 
 RefParts ref_parts(SplitMul s, float a) {
-  const Format& f32 = fmt("fp32");
+  const Format& f32 = format_named("fp32");
   RefParts r;
   if (s == SplitMul::Fp32B) {
-    r.hi = ref::ref_quantize(fmt("bf16"), a);
+    r.hi = ref::ref_quantize(format_named("bf16"), a);
     const double rest = ref::ref_sub(f32, a, r.hi);
-    r.mi = ref::ref_quantize(fmt("bf16"), rest);
-    r.lo = ref::ref_quantize(fmt("bf16"), ref::ref_sub(f32, rest, r.mi));
+    r.mi = ref::ref_quantize(format_named("bf16"), rest);
+    r.lo = ref::ref_quantize(format_named("bf16"), ref::ref_sub(f32, rest, r.mi));
   } else if (s == SplitMul::Fp32F) {
-    r.hi = ref::ref_quantize(fmt("fp16"), a);
-    r.lo = ref::ref_quantize(fmt("fp16"), ref::ref_mul(f32, ref::ref_sub(f32, a, r.hi), 4096.0));
+    r.hi = ref::ref_quantize(format_named("fp16"), a);
+    r.lo = ref::ref_quantize(format_named("fp16"), ref::ref_mul(f32, ref::ref_sub(f32, a, r.hi), 4096.0));
   } else {
-    r.hi = ref::ref_quantize(fmt("tf32"), a);
-    r.lo = ref::ref_quantize(fmt("tf32"), ref::ref_sub(f32, a, r.hi));
+    r.hi = ref::ref_quantize(format_named("tf32"), a);
+    r.lo = ref::ref_quantize(format_named("tf32"), ref::ref_sub(f32, a, r.hi));
   }
   return r;
 }
@@ -222,9 +222,9 @@ TEST_CASE("split: the part conversions equal the reference's bf16/fp16/tf32 roun
     const float x = float_of(u);
     if (std::isnan(x)) continue;
     INFO(hex32(x));
-    REQUIRE(same_f(split_detail::to_bf16(x), ref::ref_quantize(fmt("bf16"), x)));
-    REQUIRE(same_f(split_detail::to_fp16(x), ref::ref_quantize(fmt("fp16"), x)));
-    REQUIRE(same_f(split_detail::to_tf32(x), ref::ref_quantize(fmt("tf32"), x)));
+    REQUIRE(same_f(split_detail::to_bf16(x), ref::ref_quantize(format_named("bf16"), x)));
+    REQUIRE(same_f(split_detail::to_fp16(x), ref::ref_quantize(format_named("fp16"), x)));
+    REQUIRE(same_f(split_detail::to_tf32(x), ref::ref_quantize(format_named("tf32"), x)));
   }
   // Overflow edges: fp16 rounds 65519.99 down and 65520 (a tie, to even) up to Inf.
   CHECK(split_detail::to_fp16(65519.0f) == 65504.0f);
@@ -252,11 +252,11 @@ TEST_CASE("split: calc --batch mul and dot equal the reference on edge and rando
     for (float a : edges)
       for (float b : edges) {
         input += "mul " + name + " " + num(a) + " " + num(b) + "\n";
-        want.push_back(ref_term(s, fmt("fp32"), 0.0, a, b));
+        want.push_back(ref_term(s, format_named("fp32"), 0.0, a, b));
       }
     for (size_t i = 0; i + 1 < ops.size(); i += 2) {
       input += "mul " + name + " " + num(ops[i]) + " " + num(ops[i + 1]) + "\n";
-      want.push_back(ref_term(s, fmt("fp32"), 0.0, ops[i], ops[i + 1]));
+      want.push_back(ref_term(s, format_named("fp32"), 0.0, ops[i], ops[i + 1]));
     }
     const std::vector<std::string> got = batch(input);
     REQUIRE(got.size() == want.size());
@@ -300,7 +300,8 @@ TEST_CASE("split: dot lines (zero skips, chunks, other accumulators) equal the r
         if (c.chunk > 0) input += " chunk=" + std::to_string(c.chunk) + " outer=" + c.outer;
         for (int k = 0; k < K; ++k) input += " " + num(a[k]) + " " + num(b[k]);
         input += "\n";
-        want.push_back(ref_split_dot(s, fmt(c.acc), fmt(c.out), c.chunk, fmt(c.outer), a, b));
+        want.push_back(
+            ref_split_dot(s, format_named(c.acc), format_named(c.out), c.chunk, format_named(c.outer), a, b));
       }
       const std::vector<std::string> got = batch(input);
       REQUIRE(got.size() == want.size());
@@ -543,8 +544,8 @@ TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in
   for (const auto& c : accs) {
     MacPolicy p;
     set_split_mul(p, SplitMul::Auto);
-    p.acc = fmt(c[0]);
-    p.out = fmt(c[1]);
+    p.acc = format_named(c[0]);
+    p.out = format_named(c[1]);
     for (int line = 0; line < 2000; ++line) {
       const int K = 1 + static_cast<int>(rng() % 12);
       std::vector<float> a(K), b(K);
@@ -556,7 +557,7 @@ TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in
       }
       const SplitMul want_scheme = ref_auto_scheme(a, b);
       (want_scheme == SplitMul::Fp32F ? fp32f : fp32b)++;
-      const double want = ref_split_dot(want_scheme, p.acc, p.out, 0, fmt("fp32"), a, b);
+      const double want = ref_split_dot(want_scheme, p.acc, p.out, 0, format_named("fp32"), a, b);
       const double got = mac_reduce(p, a.data(), b.data(), K, nullptr, [](uint64_t) { return uint32_t{0}; });
       INFO("acc " << c[0] << " line " << line);
       REQUIRE(same(got, want));
@@ -588,8 +589,8 @@ TEST_CASE("split: the split GEMM route gives mac_reduce's bits with any thread c
         for (float& x : bias) x = uni(rng);
         MacPolicy p;
         set_split_mul(p, s);
-        p.acc = fmt("fp32");
-        p.out = fmt(out);
+        p.acc = format_named("fp32");
+        p.out = format_named(out);
         std::vector<float> want(M * N), a(K), b(K);
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = 0; j < N; ++j) {
@@ -662,8 +663,10 @@ TEST_CASE("split:auto: calc --batch dot lines follow the block rule", "[split][a
   // 0.1 x 3 differs between the schemes (fp32f 0x1.333332p-2, fp32b 0x1.333334p-2). The second line adds
   // a term 0 x 2^15: skipped, but its operand 2^15 is outside the range, so the block is fp32b.
   const std::vector<float> a1 = {0.1f}, b1 = {3.0f}, a2 = {0.1f, 0.0f}, b2 = {3.0f, 32768.0f};
-  const double f = ref_split_dot(SplitMul::Fp32F, fmt("fp32"), fmt("fp32"), 0, fmt("fp32"), a1, b1);
-  const double b = ref_split_dot(SplitMul::Fp32B, fmt("fp32"), fmt("fp32"), 0, fmt("fp32"), a2, b2);
+  const double f = ref_split_dot(SplitMul::Fp32F, format_named("fp32"), format_named("fp32"), 0,
+                                 format_named("fp32"), a1, b1);
+  const double b = ref_split_dot(SplitMul::Fp32B, format_named("fp32"), format_named("fp32"), 0,
+                                 format_named("fp32"), a2, b2);
   REQUIRE(f != b);
   const std::vector<std::string> got =
       batch("dot split:auto fp32 fp32 " + num(a1[0]) + " " + num(b1[0]) + "\ndot split:auto fp32 fp32 " +

@@ -2,7 +2,13 @@
 # Packs an existing build of emutrain for a GPU machine that cannot build it
 # (no package registry, none of the Debian -dev packages: docs/gpu.md).
 #
-#   tools/gpu_bundle.sh BUILD_DIR DIR
+#   tools/gpu_bundle.sh [--allow-jit] BUILD_DIR DIR
+#
+# The build must hold sm_90 machine code (configure with
+# -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual"; without a GPU the default is
+# PTX only): a GPU machine given PTX only would spend minutes of its loan
+# compiling every kernel at load time. --allow-jit packs such a build anyway
+# (the ctest gpu_bundle does, to check the packing on the default build).
 #
 # DIR/emutrain-gpu/ gets
 #   bin/emutrain      the build's binary, stripped, RPATH $ORIGIN/../lib
@@ -20,11 +26,21 @@
 set -euo pipefail
 
 die() { echo "gpu_bundle: $*" >&2; exit 1; }
-[ $# -eq 2 ] || die "usage: tools/gpu_bundle.sh BUILD_DIR DIR"
+allow_jit=0
+if [ "${1:-}" = "--allow-jit" ]; then allow_jit=1; shift; fi
+[ $# -eq 2 ] || die "usage: tools/gpu_bundle.sh [--allow-jit] BUILD_DIR DIR"
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" 2>/dev/null && pwd) || die "no build folder '$1'"
 exe=$build/emutrain
 [ -x "$exe" ] || die "$exe does not exist: build it first (cmake --build $1 --target emutrain)"
+# "90-real 90-virtual", "native (90)", or "90-virtual" alone (PTX only).
+archs=$("$exe" info 2>/dev/null | sed -n 's/.*has code for CUDA architectures //p' | head -1)
+if [ -n "$archs" ] && ! echo " $archs " | grep -Eq ' (native|[0-9]+a?(-real)?)[ (]'; then
+  [ $allow_jit = 1 ] || die "$exe has PTX only (CUDA architectures $archs): the GPU machine would spend \
+minutes of its loan compiling it. Reconfigure and rebuild first:
+  cmake -S . -B $1 -DCMAKE_CUDA_ARCHITECTURES=\"90-real;90-virtual\" && cmake --build $1 -j2 --target emutrain"
+  echo "gpu_bundle: warning: PTX only (CUDA architectures $archs): the driver compiles it at load time (--allow-jit)"
+fi
 for tool in ldd patchelf strip xz; do
   command -v $tool >/dev/null || die "needs '$tool' (tools/install_deps.sh installs it)"
 done

@@ -20,8 +20,6 @@ namespace emu {
 
 namespace {
 
-using cpu_rows::row_grain;
-
 template <class A>
 void ce_grad_rows(A a, const float* logp, const std::vector<int64_t>& cls, float q_on, float q_off, float w,
                   float* gx, int64_t C, int64_t r0, int64_t r1) {
@@ -75,7 +73,7 @@ void CpuBackend::cross_entropy_forward(const MacPolicy& p, const Tensor& logits,
   const bool native = native_dot(rp);
   const float* lp = logp.data();
   std::vector<double> rows(static_cast<size_t>(N), 0.0);
-  parallel_for(N, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
+  parallel_for(N, threads_, cpu_rows::row_grain(C), [&](int64_t r0, int64_t r1) {
     std::vector<float> q(static_cast<size_t>(C), q_off);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t t = cls[static_cast<size_t>(r)];
@@ -104,7 +102,7 @@ void CpuBackend::cross_entropy_backward(const Format& g, const Tensor& logp, con
   float* out = glogits.data();
   const ElementArith arith(g, key.seed, key.stream);
   const bool plain = is_plain_fp32(g);
-  parallel_for(N, threads_, row_grain(C), [&](int64_t r0, int64_t r1) {
+  parallel_for(N, threads_, cpu_rows::row_grain(C), [&](int64_t r0, int64_t r1) {
     if (plain)
       ce_grad_rows(Fp32Arith{}, lp, cls, q_on, q_off, w, out, C, r0, r1);
     else

@@ -10,6 +10,18 @@
 #       kernels: fma.rn.* instructions), a directory of them (extract_ptx.py's
 #       output), or a library/cubin, disassembled with
 #       cuobjdump -sass (FFMA, DFMA, HFMA2) when cuobjdump is on PATH or in $CUOBJDUMP
+#   check_fma.sh --assemble PTXAS ALLOWED DIR   the SASS of a build that holds
+#       PTX only (CMAKE_CUDA_ARCHITECTURES=90-virtual, the default without a GPU):
+#       each DIR/*.ptx assembled for sm_90 as nvcc would (ptxas -O3 --fmad=false),
+#       side by side, then disassembled and checked as above
+#
+# In PTX, a floating-point mul, add or sub without a rounding modifier (mul.f32,
+# not mul.rn.f32) may be fused into an FMA by ptxas or by the driver that
+# compiles PTX at load time (PTX ISA, "add": "mul/add sequences with no rounding
+# modifiers may be optimized to use fused-multiply-add instructions"). nvcc's
+# --fmad=false writes every one with .rn, so PTX from it cannot be fused later,
+# whatever the assembler's settings; the check fails on any one without, in every
+# kernel, allowed or not.
 #   check_fma.sh --self-test NVCC        proves the check sees an FMA: a kernel
 #       that calls __fmaf_rn must fail it, the same kernel with __fmul_rn and
 #       __fadd_rn must pass (both built with the project's --fmad=false)
@@ -17,28 +29,33 @@ set -euo pipefail
 
 cuobjdump=${CUOBJDUMP:-$(command -v cuobjdump || true)}
 
-# "kernel<TAB>has_fma" per kernel of one file.
+# "kernel<TAB>has_fma<TAB>has_contractible" per kernel of one file.
 scan() {
   case "$1" in
     *.ptx)
-      awk '/\.entry[ \t]/ { if (fn != "") print fn "\t" fma; fn = $0; sub(/.*\.entry[ \t]+/, "", fn); sub(/\(.*/, "", fn); fma = 0 }
-           /^[ \t]*(@%p[0-9]+[ \t]+)?fma\.rn/ { fma = 1 }
-           END { if (fn != "") print fn "\t" fma }' "$1" ;;
+      awk '/\.entry[ \t]/ { if (fn != "") print fn "\t" fma "\t" loose; fn = $0; sub(/.*\.entry[ \t]+/, "", fn); sub(/\(.*/, "", fn); fma = 0; loose = 0 }
+           /^[ \t]*(@!?%p[0-9]+[ \t]+)?fma\.rn/ { fma = 1 }
+           /^[ \t]*(@!?%p[0-9]+[ \t]+)?(mul|add|sub)(\.ftz|\.sat)*\.(f16|f16x2|bf16|bf16x2|f32|f64)[ \t]/ { loose = 1 }
+           END { if (fn != "") print fn "\t" fma "\t" loose }' "$1" ;;
     *)
       [ -n "$cuobjdump" ] || { echo "check_fma: no cuobjdump to disassemble $1" >&2; return 2; }
-      "$cuobjdump" -sass "$1" | awk '/Function :/ { if (fn != "") print fn "\t" fma; fn = $3; fma = 0 }
+      "$cuobjdump" -sass "$1" | awk '/Function :/ { if (fn != "") print fn "\t" fma "\t0"; fn = $3; fma = 0 }
            /[^A-Z](FFMA|DFMA|HFMA2)[ .]/ { fma = 1 }
-           END { if (fn != "") print fn "\t" fma }' ;;
+           END { if (fn != "") print fn "\t" fma "\t0" }' ;;
   esac
 }
 
 check() {
   local allowed=$1
   shift
-  local kernels=0 bad=0 fn fma
+  local kernels=0 bad=0 fn fma loose
   for file in "$@"; do
-    while IFS=$'\t' read -r fn fma; do
+    while IFS=$'\t' read -r fn fma loose; do
       kernels=$((kernels + 1))
+      if [ "$loose" = 1 ]; then
+        echo "check_fma: FORBIDDEN mul/add/sub without a rounding modifier (fusable by ptxas or the driver) in kernel $(echo "$fn" | c++filt) ($file)" >&2
+        bad=1
+      fi
       [ "$fma" = 1 ] || continue
       if grep -Ev '^(#|$)' "$allowed" | grep -Eq -f - <(echo "$fn") 2>/dev/null; then
         echo "check_fma: allowed FMA in $fn"
@@ -82,8 +99,36 @@ CU
   echo "axpy_fused" > "$tmp/allow.txt"
   check "$tmp/allow.txt" "$tmp/fused.ptx"  # an allowed kernel passes
   check "$tmp/none.txt" "$tmp/plain.ptx"
-  echo "check_fma self-test: __fmaf_rn detected, allowed by name, separate roundings pass"
+  # The same plain kernel with the contraction nvcc allows by default: the product
+  # and the difference stay apart in PTX (mul.f64, sub.f64) but without .rn, free
+  # for ptxas to fuse; the check must see it even where the kernel is allowed.
+  cat > "$tmp/loose.cu" <<'CU'
+__global__ void axmy_loose(double a, const double* x, double* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] - y[i];
+}
+CU
+  "$nvcc" -arch=compute_90 --fmad=true -ptx -o "$tmp/loose.ptx" "$tmp/loose.cu"
+  echo "axmy_loose" > "$tmp/allow_loose.txt"
+  if check "$tmp/allow_loose.txt" "$tmp/loose.ptx" > /dev/null 2>&1; then
+    echo "check_fma self-test: the fusable mul.f64/sub.f64 of --fmad=true were NOT detected" >&2
+    exit 1
+  fi
+  echo "check_fma self-test: __fmaf_rn detected, allowed by name, separate roundings pass, fusable ones fail"
   exit 0
+fi
+
+if [ "${1:-}" = "--assemble" ]; then
+  ptxas=$2 allowed=$3 dir=$4
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  ls "$dir"/*.ptx > "$tmp/list" 2>/dev/null || { echo "check_fma: no .ptx in $dir" >&2; exit 1; }
+  echo "check_fma: assembling $(wc -l < "$tmp/list") PTX files for sm_90 ($ptxas -O3 --fmad=false)"
+  # shellcheck disable=SC2016
+  xargs -P "$(nproc)" -I{} sh -c '"$1" -arch=sm_90 -O3 --fmad=false -o "$2/$(basename "$3" .ptx).cubin" "$3" || exit 255' \
+    _ "$ptxas" "$tmp" {} < "$tmp/list"
+  check "$allowed" "$tmp"/*.cubin
+  exit
 fi
 
 # CMake hands a list of object files as one ';'-separated argument.
