@@ -89,6 +89,11 @@ def main(argv):
         return 2
     outdir = argv[1]
     os.makedirs(outdir, exist_ok=True)
+    # The PTX of this build only: files left by an earlier build (a kernel file
+    # since renamed or batched) would be checked as if they were built.
+    for old in os.listdir(outdir):
+        if old.endswith(".ptx"):
+            os.remove(os.path.join(outdir, old))
     written = 0
     for path in argv[2:]:
         for part in path.split(";"):  # CMake may hand a list as one argument
