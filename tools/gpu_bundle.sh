@@ -88,7 +88,7 @@ cp "$src/bench/pytorch/models.py" "$stage/bench/pytorch/"
   echo "made:     $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname)"
   echo "commit:   $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$src" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
   echo "build:    $build ($(grep -m1 '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
-  echo "cuda:     architectures $("$exe" info 2>/dev/null | sed -n 's/.*has code for CUDA architectures //p' | head -1 | grep . || echo 'none (no CUDA backend)')"
+  echo "cuda:     architectures ${archs:-none (no CUDA backend)}"
   echo "binary:   $(stat -c %s "$stage/bin/emutrain") bytes stripped ($(stat -c %s "$exe") unstripped)"
   echo "libraries carried:"
   for f in "$stage"/lib/*; do [ -e "$f" ] && echo "  $(basename "$f") $(stat -c %s "$f")"; done
