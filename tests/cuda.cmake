@@ -40,13 +40,20 @@ if(EMUTRAIN_CUDA)
   add_test(NAME cuda_fma_check_self_test COMMAND bash ${sass}/check_fma.sh --self-test ${CMAKE_CUDA_COMPILER})
   set(budget_args --ptx ${EMUTRAIN_PTX_DIR} --budgets ${sass}/kernel_budgets.txt --ptxas ${EMUTRAIN_PTXAS}
     --occupancy $<TARGET_FILE:sass_occupancy>)
-  # One test per group of kernel files, so that ctest -j runs them side by side (conv.cu's ten
-  # budgeted kernels alone take about a minute of ptxas on the 2-core build machine).
+  # One test per group of kernel files, so that ctest -j runs them side by side; conv.cu's ten
+  # budgeted kernels (63 s of ptxas on the 2-core build machine) in two tests, the forward
+  # kernels and the gradients'.
   set(budget_tests)
-  foreach(group conv gemm attention_products,sparse batchnorm,layernorm,elementwise)
-    string(REGEX REPLACE ",.*" "" tag ${group})
+  foreach(group conv_fwd=conv:conv-fwd conv_grad=conv:conv-gi,conv-gw gemm=gemm
+      attention_products=attention_products,sparse batchnorm=batchnorm,layernorm,elementwise)
+    string(REGEX MATCH "^([^=]*)=([^:]*):?(.*)$" unused ${group})
+    set(tag ${CMAKE_MATCH_1})
+    set(select --files ${CMAKE_MATCH_2})
+    if(CMAKE_MATCH_3)
+      list(APPEND select --kernels ${CMAKE_MATCH_3})
+    endif()
     add_test(NAME cuda_kernel_budgets_${tag} COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py ${budget_args}
-      --files ${group})
+      ${select})
     list(APPEND budget_tests cuda_kernel_budgets_${tag})
   endforeach()
   add_test(NAME cuda_kernel_budgets_self_test COMMAND ${EMUTRAIN_PYTHON3} ${sass}/kernel_budgets.py --self-test

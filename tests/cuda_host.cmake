@@ -9,20 +9,22 @@ emutrain_test(test_op_checks SOURCES test_op_checks.cpp LIBS emutrain_devices LA
 
 # The five recipes (and the GCN's and CRNN's variants) on cuda-host against the
 # CPU, step by step, with resumes across backends (tests/test_cuda_host_recipes.cpp).
-# One ctest per model so that ctest -j runs them side by side. They are the long
+# One ctest per model (ResNet-18, the slowest, one per policy) so that ctest -j
+# runs them side by side. They are the long
 # tier (label `long`: tools/long_tests.sh and CI run them; README.md): the kernels
-# they run are each checked op by op by validate_cuda_host in the default tier.
+# they run are each checked op by op by validate_cuda_host_* in the default tier.
 add_executable(test_cuda_host_recipes test_cuda_host_recipes.cpp)
 target_link_libraries(test_cuda_host_recipes PRIVATE emutrain_numerics Catch2::Catch2WithMain emutrain_train
   emutrain_devices)
 target_compile_definitions(test_cuda_host_recipes PRIVATE EMUTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 emutrain_quick_compile(test_cuda_host_recipes)
-foreach(model lenet5 resnet18 transformer crnn gcn)
+foreach(model lenet5 resnet18_fp32 resnet18_e6m6 resnet18_sr transformer crnn gcn)
   add_test(NAME cuda_host_recipe_${model} COMMAND test_cuda_host_recipes "[${model}]")
   set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes;long" TIMEOUT 1800)
 endforeach()
 # ResNet-18's kernels (convolutions of every stride and padding it uses, batch
 # norm, pooling, the head) and the trainer's device plumbing run under the
-# sanitizers in validate_cuda_host and the other four recipes; ResNet-18 itself
+# sanitizers in validate_cuda_host_* and the other four recipes; ResNet-18 itself
 # is the slowest of them there (147 s): label `sanitize_repeat` (docs/sanitize.md).
-set_property(TEST cuda_host_recipe_resnet18 APPEND PROPERTY LABELS sanitize_repeat)
+set_property(TEST cuda_host_recipe_resnet18_fp32 cuda_host_recipe_resnet18_e6m6 cuda_host_recipe_resnet18_sr
+  APPEND PROPERTY LABELS sanitize_repeat)

@@ -6,7 +6,7 @@
 if(EMUTRAIN_FUZZ)
   set(EMUTRAIN_FUZZ_TARGETS format_spec calc_line recipe sweep safetensors json mnist cifar10 ucr cora fra
       block_decode)
-  set(EMUTRAIN_FUZZ_SECONDS 8 CACHE STRING "Seconds each fuzz target runs in ctest")
+  set(EMUTRAIN_FUZZ_SECONDS 4 CACHE STRING "Seconds each fuzz target runs in ctest")
   add_library(emutrain_fuzz_support STATIC fuzz/fuzz_support.cpp)
   target_link_libraries(emutrain_fuzz_support PUBLIC emutrain_numerics ZLIB::ZLIB)
   foreach(t IN LISTS EMUTRAIN_FUZZ_TARGETS)

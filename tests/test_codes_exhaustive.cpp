@@ -16,6 +16,7 @@
 #include "numerics/round.h"
 #include "tests/reference/compare.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using emu::Family;
 using emu::Format;
@@ -210,12 +211,17 @@ TEST_CASE("rounding of every code, midpoint and neighbour matches the reference 
   uint64_t quantized = 0;
   for (const auto& spec : small_specs()) {
     const Format base = parse_format(spec);
-    const std::vector<double> pts = round_points(base);
+    std::vector<double> pts = round_points(base);
+    // A sanitizer build (tests/sanitized.h) rounds the non-negative half of the
+    // points (the rest are their negations: the same code with the sign set)
+    // under the two extreme draws of :sr only.
+    if (emu::test::kSanitized) pts.resize(pts.size() / 2);
     for (const char* mode : kModes) {
       const Format f = parse_format(spec + ":" + mode);
       const bool sr = emu::is_stochastic(f);
       for (uint32_t rand : kDraws) {
         if (!sr && rand != 0) break;
+        if (emu::test::kSanitized && rand != 0 && rand != 0xffffffffu) continue;
         for (double x : pts) {
           const double want = emu::ref::ref_quantize(f, x, rand);
           auto what = [&] { return describe("round", {x}, sr ? (" rand " + show_code(rand)).c_str() : ""); };

@@ -23,6 +23,7 @@
 #include "numerics/mac.h"
 #include "numerics/split_mul_spec.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using namespace emu;
 using emu::ref::RefExact;
@@ -286,7 +287,7 @@ TEST_CASE("fused runs against the GMP reference: short formats, posits, fixed po
     base.out = spec(s.out);
     base.chunk = s.chunk;
     base.acc_outer = spec(s.outer);
-    const int n = 8000;
+    const int n = static_cast<int>(emu::test::sanitized_size(8000, 4));  // tests/sanitized.h
     for (int i = 0; i < n; ++i) {
       const int K = static_cast<int>(g.u(20));
       std::vector<int> fs = {1, 2, 3, 4, 5, 8};
@@ -310,7 +311,7 @@ TEST_CASE("fused runs against the GMP reference: short formats, posits, fixed po
       ++total;
     }
   }
-  CHECK(total == 16 * 8000);
+  CHECK(total == 16 * emu::test::sanitized_size(8000, 4));
 }
 
 TEST_CASE("fused: 1 is the unfused reduction, bit for bit", "[fused]") {

@@ -18,6 +18,7 @@
 #include "numerics/format_spec.h"
 #include "numerics/philox.h"
 #include "numerics/round.h"
+#include "tests/sanitized.h"
 
 using namespace emu;
 
@@ -329,9 +330,10 @@ TEST_CASE("fast_ieee_rne_f32 equals quantize on binary32 inputs", "[gemm][fast_r
     const FastIeeeRneF32 p = fast_ieee_rne_f32_params(f);
     const bool lean = fast_ieee_rne_f32_lean_ok(f);
     std::vector<float> xs;
-    // Every 997th bit pattern (all exponents, both signs), the format's edges,
-    // random values.
-    for (uint64_t u = 0; u < (1ull << 32); u += 997) xs.push_back(bits_float(static_cast<uint32_t>(u)));
+    // Every 997th bit pattern (all exponents, both signs; every 4985th in a
+    // sanitizer build, tests/sanitized.h), the format's edges, random values.
+    const uint64_t stride = 997 * static_cast<uint64_t>(emu::test::sanitized_stride(5));
+    for (uint64_t u = 0; u < (1ull << 32); u += stride) xs.push_back(bits_float(static_cast<uint32_t>(u)));
     for (double v : ieee_edge_values(f.man_bits <= 10 ? f : parse_format("e5m4")))
       xs.push_back(static_cast<float>(v));
     FloatSource src(4);

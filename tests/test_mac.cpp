@@ -16,6 +16,7 @@
 #include "numerics/mac.h"
 #include "tests/reference/compare.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using emu::Format;
 using emu::MacPolicy;
@@ -87,7 +88,9 @@ TEST_CASE("mac_reduce matches the literal reduction of docs/contract.md section 
   Mismatches m;
   auto no_draw = [](uint64_t) { return 0u; };
   int dots = 0;
-  for (int round = 0; round < 300; ++round) {
+  // 300 rounds of every mul x acc pair; 75 in a sanitizer build (tests/sanitized.h).
+  const int rounds = static_cast<int>(emu::test::sanitized_size(300, 4));
+  for (int round = 0; round < rounds; ++round) {
     for (const char* mul : kMuls) {
       for (const char* acc : kAccs) {
         MacPolicy p;

@@ -30,8 +30,8 @@ using emu::ref::Mismatches;
 
 namespace {
 
-// A tenth in a sanitizer build (tests/sanitized.h).
-constexpr int kCasesPerOp = static_cast<int>(emu::test::sanitized_size(1000000, 10));
+// A fortieth (25,000) in a sanitizer build (tests/sanitized.h).
+constexpr int kCasesPerOp = static_cast<int>(emu::test::sanitized_size(1000000, 40));
 
 const char* const kBases[] = {"fp16", "bf16", "e6m9", "e8m12", "posit16_1", "fixed16_8"};
 const char* const kModes[] = {":rne", ":rtz", ":rup", ":rdn", ":rna", ":sr"};
@@ -234,7 +234,7 @@ TEST_CASE("random operands with wide exponent gaps in wide formats", "[reference
   for (const char* b : bases)
     for (const char* mode : modes) formats.push_back(parse_format(std::string(b) + mode));
   std::mt19937_64 rng(0x9a95);
-  constexpr int kCases = 100000;
+  const int kCases = static_cast<int>(emu::test::sanitized_size(100000, 4));  // tests/sanitized.h
   auto random_double = [&](int e_lo, int e_hi) {
     double m = 1.0 + static_cast<double>(rng() >> 12) * 0x1p-52;
     if (rng() & 1) m = 1.0 + static_cast<double>((rng() >> 12) & ~0xffffffull) * 0x1p-52;  // shorter

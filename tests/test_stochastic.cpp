@@ -20,6 +20,7 @@
 #include "numerics/round.h"
 #include "tests/reference/compare.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using emu::Format;
 using emu::parse_format;
@@ -105,7 +106,9 @@ TEST_CASE("SR decisions at and around the threshold draw match the reference", "
     const Format f = parse_format(spec);
     // Values: random doubles, their binary32 roundings, and x = lo + (j / 2^32 + tiny) * unit
     // for IEEE-like formats (exactly one draw flips them; j = 0 never rounds away).
-    for (int i = 0; i < 1500; ++i) {
+    // 1500 values per format; 375 in a sanitizer build (tests/sanitized.h).
+    const int values = static_cast<int>(emu::test::sanitized_size(1500, 4));
+    for (int i = 0; i < values; ++i) {
       double x = random_value(rng, f);
       if (i % 3 == 1) x = static_cast<double>(static_cast<float>(x));
       if (i % 3 == 2 && f.family == emu::Family::Ieee && f.man_bits <= 10) {

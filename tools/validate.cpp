@@ -27,7 +27,7 @@ using namespace emu::validate;
 
 struct ValidateOptions {
   std::string device = "cuda";
-  std::vector<std::string> ops, policies, cases;
+  std::vector<std::string> ops, skip_ops, policies, cases;
   bool list = false;
   std::string inject;  // tools/validate_inject.h: testing the harness itself
 };
@@ -38,21 +38,29 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// The ops selected by --op (all, in op-list order, when empty).
-std::vector<Op> select_ops(const std::vector<std::string>& names) {
-  std::vector<Op> ops;
-  if (names.empty()) {
+Op op_named(const std::string& name, const char* option) {
+  Op op;
+  if (!op_from_name(name, &op))
+    throw std::invalid_argument(fmt::format("validate {}: no op named '{}'; the op list: {}", option, name,
+                                            join(backend_op_names())));
+  return op;
+}
+
+// The ops selected by --op (all when empty) less those of --skip-op, in op-list
+// order. --skip-op lets ctest split the harness into shards that together cover
+// every op, including ops added later (tests/validate.cmake).
+std::vector<Op> select_ops(const std::vector<std::string>& names, const std::vector<std::string>& skipped) {
+  std::vector<Op> ops, skip;
+  for (const std::string& n : skipped) skip.push_back(op_named(n, "--skip-op"));
+  for (const std::string& n : names) ops.push_back(op_named(n, "--op"));
+  if (names.empty())
     for (int i = 0; i < kOpCount; ++i) ops.push_back(static_cast<Op>(i));
-    return ops;
-  }
-  for (const std::string& n : names) {
-    Op op;
-    if (!op_from_name(n, &op))
-      throw std::invalid_argument(
-          fmt::format("validate --op: no op named '{}'; the op list: {}", n, join(backend_op_names())));
-    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
-  }
   std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  ops.erase(std::remove_if(ops.begin(), ops.end(),
+                           [&](Op op) { return std::find(skip.begin(), skip.end(), op) != skip.end(); }),
+            ops.end());
+  if (ops.empty()) throw std::invalid_argument("validate: --op and --skip-op leave no op to run");
   return ops;
 }
 
@@ -102,7 +110,7 @@ std::vector<std::vector<const Case*>> select_cases(std::vector<Op>& ops,
 }
 
 int run_validate(const ValidateOptions& o, std::ostream& out) {
-  std::vector<Op> ops = select_ops(o.ops);
+  std::vector<Op> ops = select_ops(o.ops, o.skip_ops);
   const std::vector<const Policy*> pols = select_policies(o.policies);
   const std::vector<std::vector<const Case*>> cases = select_cases(ops, o.cases);
   if (o.list) {
@@ -153,6 +161,9 @@ Runner add_validate_command(CLI::App& app) {
          "(the CPU backend against itself)")
       ->capture_default_str();
   cmd->add_option("--op", o->ops, "Only these ops (comma-separated names of the op list)")->delimiter(',');
+  cmd->add_option("--skip-op", o->skip_ops,
+                  "All selected ops but these (comma-separated names of the op list)")
+      ->delimiter(',');
   cmd->add_option("--policy", o->policies, "Only these policies (comma-separated; see --list)")
       ->delimiter(',');
   cmd->add_option("--case", o->cases, "Only cases of these names (comma-separated; see --list)")

@@ -568,6 +568,8 @@ def main():
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("--files", help="only the rows of these kernel files (comma-separated stems, e.g. conv,gemm): "
                     "one ctest per group, side by side")
+    ap.add_argument("--kernels", help="only the rows whose label before the dot is one of these (comma-separated, "
+                    "e.g. conv-gi,conv-gw): splits a file's rows between ctests")
     args = ap.parse_args()
     if args.self_test:
         if not args.nvcc:
@@ -580,6 +582,12 @@ def main():
         if unknown:
             ap.error(f"--files: no row of {args.budgets} has file={','.join(sorted(unknown))}")
         budgets = [b for b in budgets if b["file"] in wanted]
+    if args.kernels:
+        wanted = set(args.kernels.split(","))
+        unknown = wanted - {b["label"].split(".")[0] for b in budgets}
+        if unknown:
+            ap.error(f"--kernels: no selected row of {args.budgets} is labelled {','.join(sorted(unknown))}.*")
+        budgets = [b for b in budgets if b["label"].split(".")[0] in wanted]
     results = run(args, args.ptx, budgets)
     text = table(results)
     if args.table:
