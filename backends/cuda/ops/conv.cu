@@ -77,23 +77,17 @@ struct ConvGeom : ConvShape {
   EMU_HD bool inside(int32_t ih, int32_t iw) const {
     return static_cast<uint32_t>(ih) < u32(H) && static_cast<uint32_t>(iw) < u32(W);
   }
-  // The output index t / stride when t lies on the stride grid inside [0, out), else -1.
-  EMU_HD static int32_t on_grid(int32_t t, uint32_t stride, uint32_t out) {
-    if (t < 0) return -1;
-    uint32_t q, r;
-    divmod32(static_cast<uint32_t>(t), stride, &q, &r);
-    return r == 0 && q < out ? static_cast<int32_t>(q) : -1;
-  }
 };
 
 // The loaders decode k and the positions derived from it (a tap, a padded coordinate, a
-// position inside one plane) in 32-bit arithmetic: the largest of them must fit.
+// position inside one plane) in 32-bit arithmetic: the largest of them must fit, and a
+// padded side stays below 2^30 (ConvGradInput::b_at's unsigned test relies on it).
 void check_index_range(const char* op, const ConvGeom& g, int64_t K) {
-  const int64_t largest = std::max({K, g.H + 2 * g.ph, g.W + 2 * g.pw, g.ohw(), g.hw()});
-  if (largest > std::numeric_limits<int32_t>::max())
+  const int64_t largest = std::max({K, g.ohw(), g.hw()}), side = std::max(g.H + 2 * g.ph, g.W + 2 * g.pw);
+  if (largest > std::numeric_limits<int32_t>::max() || side >= (int64_t{1} << 30))
     throw std::invalid_argument(
         fmt::format("{}: {} terms per output, x {}x{} padded by {}x{}: beyond the "
-                    "kernel's 32-bit index decoding",
+                    "kernel's 32-bit index decoding (terms and planes below 2^31, padded sides below 2^30)",
                     op, K, g.H, g.W, g.ph, g.pw));
 }
 
@@ -159,13 +153,21 @@ struct ConvGradInput {
     return ColCursor{offset_or_null(gy, (n * g.C_out + b * g.Cog) * g.ohw()), i32(s / g.W + g.ph),
                      i32(s % g.W + g.pw)};
   }
+  // The term of tap (kh, kw) of output channel co: the output pixel (oh, ow) that reads this
+  // input pixel through that tap, when it lies on the stride grid and inside the output along
+  // both axes, else 0. The position t = ihp - kh dh may be negative: as unsigned it is then
+  // above 3 x 2^30 (t > -2^30, since a padded side stays below 2^30, check_index_range, and
+  // the dilated kernel fits inside it), so t / stride >= 3 x 2^30 / stride, which OH <=
+  // (2^30 - 1) / stride + 1 never reaches: the one unsigned test covers both ends. The four
+  // conditions are combined without branches (one predicate per loaded element).
   EMU_HD float b_at(const ColCursor& c, int64_t k) const {
     uint32_t co, t, kh, kw;
     divmod32(u32(k), u32(g.khw()), &co, &t);
     divmod32(t, u32(g.KW), &kh, &kw);
-    const int32_t oh = ConvGeom::on_grid(c.ihp - i32(kh) * i32(g.dh), u32(g.sh), u32(g.OH));
-    const int32_t ow = ConvGeom::on_grid(c.iwp - i32(kw) * i32(g.dw), u32(g.sw), u32(g.OW));
-    return (oh | ow) >= 0 ? c.planes[co * g.ohw() + (oh * i32(g.OW) + ow)] : 0.0f;  // both on the grid
+    const uint32_t th = u32(c.ihp - i32(kh) * i32(g.dh)), tw = u32(c.iwp - i32(kw) * i32(g.dw));
+    const uint32_t oh = th / u32(g.sh), ow = tw / u32(g.sw);
+    const bool on = (oh * u32(g.sh) == th) & (oh < u32(g.OH)) & (ow * u32(g.sw) == tw) & (ow < u32(g.OW));
+    return on ? c.planes[co * g.ohw() + (oh * u32(g.OW) + ow)] : 0.0f;
   }
   EMU_HD uint64_t out_index(int64_t b, int64_t ci, int64_t pixel) const {
     const int64_t n = pixel / g.hw(), s = pixel % g.hw();
@@ -207,8 +209,17 @@ struct ConvGradWeight {
     const int32_t ih = i32(oh) * i32(g.sh) + c.ih0, iw = i32(ow) * i32(g.sw) + c.iw0;
     return g.inside(ih, iw) ? c.planes[n * g.chw_ + (ih * i32(g.W) + iw)] : 0.0f;
   }
+  // The row's start is made opaque to the compiler (an empty asm that "changes" it): computed so
+  // cheaply, every output's address was otherwise hoisted out of the k loop and kept live through
+  // it (for the accumulators' round trip through memory on a tile's slow path), and the kernel
+  // hit 255 registers and spilled 8 bytes under every path (docs/cuda_kernels.md, the budget
+  // table); recomputed where used, it takes 194 under fp32. The value does not change.
   EMU_HD uint64_t out_index(int64_t b, int64_t co, int64_t col) const {
-    return static_cast<uint64_t>((b * g.Cog + co) * g.kg() + col);
+    int64_t row = b * g.Cog + co;
+#ifdef __CUDA_ARCH__
+    asm volatile("" : "+l"(row));
+#endif
+    return static_cast<uint64_t>(row * g.kg() + col);
   }
   EMU_HD const float* bias(int64_t, int64_t, int64_t) const { return nullptr; }
 };
