@@ -8,3 +8,7 @@ emutrain_quick_compile(test_copy_task)
 add_test(NAME test_copy_task_encoder COMMAND test_copy_task "[encoder]")
 add_test(NAME test_copy_task_decoder COMMAND test_copy_task "[decoder]")
 set_tests_properties(test_copy_task_encoder test_copy_task_decoder PROPERTIES LABELS train)
+# Learning runs (64 s together under ASan) of the blocks test_attention checks
+# (encoder and decoder blocks, causal and padding masks, gradients) and
+# test_models_transformer trains: sanitize_repeat (docs/sanitize.md).
+emutrain_sanitize_repeat(test_copy_task test_copy_task_encoder test_copy_task_decoder)

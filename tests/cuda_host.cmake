@@ -22,9 +22,14 @@ foreach(model lenet5 resnet18_fp32 resnet18_e6m6 resnet18_sr transformer crnn gc
   add_test(NAME cuda_host_recipe_${model} COMMAND test_cuda_host_recipes "[${model}]")
   set_tests_properties(cuda_host_recipe_${model} PROPERTIES LABELS "cuda_host;train;recipes;long" TIMEOUT 1800)
 endforeach()
-# ResNet-18's kernels (convolutions of every stride and padding it uses, batch
-# norm, pooling, the head) and the trainer's device plumbing run under the
-# sanitizers in validate_cuda_host_* and the other four recipes; ResNet-18 itself
-# is the slowest of them there (147 s): label `sanitize_repeat` (docs/sanitize.md).
+# Under the sanitizers the Transformer and GCN recipes run (the trainer's device
+# plumbing: uploads, steps, checkpoints resumed across backends); the kernels of
+# the others (ResNet-18's convolutions of every stride and padding it uses, batch
+# norm and pooling; LeNet-5's convolutions and pooling; the CRNN's GRU, LSTM,
+# embedding and sequence ops) run there op by op in validate_cuda_host_*, and
+# every model family's device plumbing (host-made indices, masks and targets,
+# transfers) in test_device_engine on its mirror device. They are the
+# slowest there (ResNet-18 147 s, the CRNN 42 s, LeNet-5 38 s): label
+# `sanitize_repeat` (docs/sanitize.md).
 set_property(TEST cuda_host_recipe_resnet18_fp32 cuda_host_recipe_resnet18_e6m6 cuda_host_recipe_resnet18_sr
-  APPEND PROPERTY LABELS sanitize_repeat)
+  cuda_host_recipe_crnn cuda_host_recipe_lenet5 APPEND PROPERTY LABELS sanitize_repeat)

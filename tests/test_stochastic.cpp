@@ -126,8 +126,8 @@ TEST_CASE("SR decisions at and around the threshold draw match the reference", "
                 [&] { return describe("round", {x}, (" rand " + show_code(rand)).c_str()); });
       }
     }
-    // Exact results of arithmetic on values of f.
-    check_arithmetic(f, rng, 1500, true, true, m);
+    // Exact results of arithmetic on values of f (as many).
+    check_arithmetic(f, rng, values, true, true, m);
   }
   std::printf("SR exact: %llu decisions\n", static_cast<unsigned long long>(m.cases()));
   INFO(m.report());
