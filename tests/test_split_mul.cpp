@@ -20,6 +20,7 @@
 #include "numerics/format_spec.h"
 #include "numerics/split_mul_spec.h"
 #include "tests/reference/reference.h"
+#include "tests/sanitized.h"
 
 using namespace emu;
 using emu::ref::RefExact;
@@ -215,7 +216,9 @@ std::vector<float> edge_operands() {
 
 TEST_CASE("split: the part conversions equal the reference's bf16/fp16/tf32 rounding", "[split]") {
   std::mt19937_64 rng(19);
-  for (int i = 0; i < 300000; ++i) {
+  // 300,000 patterns; a quarter in a sanitizer build (tests/sanitized.h).
+  const int patterns = static_cast<int>(emu::test::sanitized_size(300000, 4));
+  for (int i = 0; i < patterns; ++i) {
     uint32_t u = static_cast<uint32_t>(rng());
     if (i % 3 == 1) u = (u & 0x807fffffu) | (static_cast<uint32_t>(100 + rng() % 50) << 23);  // near 1..2^22
     if (i % 3 == 2) u &= 0x80ffffffu;  // subnormal range
@@ -541,12 +544,13 @@ TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in
   std::mt19937_64 rng(19);
   const char* accs[][2] = {{"fp32", "fp32"}, {"bf16", "bf16"}, {"fp16", "fp32"}};
   int fp32f = 0, fp32b = 0;
+  const int lines = static_cast<int>(emu::test::sanitized_size(2000, 4));  // per accumulator
   for (const auto& c : accs) {
     MacPolicy p;
     set_split_mul(p, SplitMul::Auto);
     p.acc = format_named(c[0]);
     p.out = format_named(c[1]);
-    for (int line = 0; line < 2000; ++line) {
+    for (int line = 0; line < lines; ++line) {
       const int K = 1 + static_cast<int>(rng() % 12);
       std::vector<float> a(K), b(K);
       const bool clean = rng() % 2;  // half the lines stay in range
@@ -563,8 +567,8 @@ TEST_CASE("split:auto: a reduction is fp32f exactly when all its operands are in
       REQUIRE(same(got, want));
     }
   }
-  CHECK(fp32f > 1000);  // both choices were exercised
-  CHECK(fp32b > 1000);
+  CHECK(fp32f > lines / 2);  // both choices were exercised (about 3 lines / 2 each)
+  CHECK(fp32b > lines / 2);
 }
 
 TEST_CASE("split: the split GEMM route gives mac_reduce's bits with any thread count",
