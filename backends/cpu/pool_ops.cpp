@@ -194,24 +194,60 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
   const uint64_t sites = mac_site_count(kmax, p.chunk);
   const Reducer sum(p, true, kmax);
   const Round out(p.out);
-  const int64_t OW = pl.w.out();
-  parallel_for(pl.planes() * pl.h.in, threads_, 16, [&](int64_t r0, int64_t r1) {
+  const int64_t W = pl.w.in, OW = pl.w.out();
+  // An input that no covering window's argmax names sums k zero terms. Neither
+  // that sum nor its rounding to out depends on the input (no term is rounded,
+  // and an exact zero rounds to itself whatever the draw): both are computed
+  // once per k, and only the inputs some argmax names (one in four under 2x2
+  // windows of stride 2) run the reduction.
+  std::vector<double> zero_sum(static_cast<size_t>(kmax) + 1);
+  std::vector<float> zero_result(static_cast<size_t>(kmax) + 1);
+  {
+    const std::vector<float> zeros(static_cast<size_t>(kmax), 0.0f);
+    for (int64_t k = 0; k <= kmax; ++k) {
+      zero_sum[k] = sum.run(zeros.data(), nullptr, k, key, 0, sites);
+      zero_result[k] = finish_sum(out, p.chunk, zero_sum[k], k, key, 0, sites);
+    }
+  }
+  const bool exact_indices = pl.in_plane() < (int64_t{1} << 24);  // every index a distinct float
+  const int64_t min_planes = std::max<int64_t>(1, kGrainElements / pl.in_plane());  // planes worth a thread
+  parallel_for(pl.planes(), threads_, min_planes, [&](int64_t plane0, int64_t plane1) {
     std::vector<float> terms(static_cast<size_t>(kmax));
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t plane = r / pl.h.in, ih = r % pl.h.in;
+    for (int64_t plane = plane0; plane < plane1; ++plane) {
       const float* gpl = gp + plane * pl.out_plane();
       const float* apl = ap + plane * pl.out_plane();
-      for (int64_t iw = 0; iw < pl.w.in; ++iw) {
-        const float here = static_cast<float>(ih * pl.w.in + iw);
-        const int64_t i = r * pl.w.in + iw;
+      float* xpl = xp + plane * pl.in_plane();
+      const uint64_t i0 = static_cast<uint64_t>(plane * pl.in_plane());
+      // gx[i] = R_out(sum over the outputs covering i, ascending, of (argmax[o] == i ? gy[o] : 0)).
+      auto gradient = [&](int64_t ih, int64_t iw) {
+        const float here = static_cast<float>(ih * W + iw);
+        const uint64_t i = i0 + static_cast<uint64_t>(ih * W + iw);
         int64_t k = 0;
+        bool named = false;
         for (int64_t oh : pl.h.cover[ih])
           for (int64_t ow : pl.w.cover[iw]) {
             const int64_t o = oh * OW + ow;
+            named |= apl[o] == here;
             terms[k++] = apl[o] == here ? gpl[o] : 0.0f;
           }
-        const double s = sum.run(terms.data(), nullptr, k, key, static_cast<uint64_t>(i), sites);
-        xp[i] = finish_sum(out, p.chunk, s, k, key, static_cast<uint64_t>(i), sites);
+        const double s = named ? sum.run(terms.data(), nullptr, k, key, i, sites) : zero_sum[k];
+        return finish_sum(out, p.chunk, s, k, key, i, sites);
+      };
+      if (!exact_indices) {  // an index as a float may name several inputs: every input sums its terms
+        for (int64_t ih = 0; ih < pl.h.in; ++ih)
+          for (int64_t iw = 0; iw < W; ++iw) xpl[ih * W + iw] = gradient(ih, iw);
+        continue;
+      }
+      for (int64_t ih = 0; ih < pl.h.in; ++ih) {
+        const size_t kh = pl.h.cover[ih].size();
+        for (int64_t iw = 0; iw < W; ++iw) xpl[ih * W + iw] = zero_result[kh * pl.w.cover[iw].size()];
+      }
+      // The inputs an argmax names (an index of this plane; anything else names none) get their sums.
+      for (int64_t o = 0; o < pl.out_plane(); ++o) {
+        const float a = apl[o];
+        if (!(a >= 0.0f && a < static_cast<float>(pl.in_plane())) || a != std::floor(a)) continue;
+        const int64_t at = static_cast<int64_t>(a);
+        xpl[at] = gradient(at / W, at % W);
       }
     }
   });
