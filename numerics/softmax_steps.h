@@ -34,13 +34,26 @@ EMU_HD float softmax_row_max(const float* x, int64_t C) {
   return m;
 }
 
+// d = R_out(x - m) (site kSub).
+template <class A>
+EMU_HD float softmax_shift(const A& a, float x, float m) {
+  return a.sub(x, m, softmax_site::kSub);
+}
+
+// e = R_out(exp(d)) (site kExp) from exp_d = fn_exp(d): the CPU takes fn_exp of a
+// row eight lanes at a time (numerics/functions_lanes.h), then rounds.
+template <class A>
+EMU_HD float softmax_rounded_exp(const A& a, float exp_d) {
+  return a.round(exp_d, softmax_site::kExp);
+}
+
 // *d = R_out(x - m) (site kSub); returns e = R_out(exp(d)) (site kExp), or with a
 // pwl exp R_out(R_out(slope_k d) + intercept_k) (product at kPwlMul, sum at kExp).
 template <class A>
 EMU_HD float softmax_shifted_exp(const A& a, const FunctionApprox& exp, float x, float m, float* d) {
   using namespace softmax_site;
-  *d = a.sub(x, m, kSub);
-  return exp.pwl() ? pwl_value(exp, a, *d, kExp, kPwlMul) : a.round(fn_exp(*d), kExp);
+  *d = softmax_shift(a, x, m);
+  return exp.pwl() ? pwl_value(exp, a, *d, kExp, kPwlMul) : softmax_rounded_exp(a, fn_exp(*d));
 }
 
 // Softmax: y_j = R_out(e_j / s), s the row sum in the accumulator (site kResult).
@@ -68,12 +81,19 @@ EMU_HD float softmax_grad(const A& a, float y, float gy, float dot) {
   return a.mul(y, a.sub(gy, dot, kStep1), kStep2);
 }
 
-// Log-softmax backward: gx_j = R_g(gy_j - R_g(R_g(exp(y_j)) * S)) (sites kStep1, kStep2, kStep3).
+// Log-softmax backward from exp_y = fn_exp(y_j): gx_j = R_g(gy_j - R_g(R_g(exp_y) * S))
+// (sites kStep1, kStep2, kStep3).
+template <class A>
+EMU_HD float log_softmax_grad_of_exp(const A& a, float exp_y, float gy, float S) {
+  using namespace softmax_site;
+  const float prob = a.round(exp_y, kStep1);
+  return a.sub(gy, a.mul(prob, S, kStep2), kStep3);
+}
+
+// Log-softmax backward: gx_j = R_g(gy_j - R_g(R_g(exp(y_j)) * S)).
 template <class A>
 EMU_HD float log_softmax_grad(const A& a, float y, float gy, float S) {
-  using namespace softmax_site;
-  const float prob = a.round(fn_exp(y), kStep1);
-  return a.sub(gy, a.mul(prob, S, kStep2), kStep3);
+  return log_softmax_grad_of_exp(a, fn_exp(y), gy, S);
 }
 
 }  // namespace emu

@@ -14,6 +14,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/row_ops.h"
 #include "core/loss_checks.h"
+#include "numerics/functions_lanes.h"
 #include "numerics/loss_arith.h"
 
 namespace emu {
@@ -23,6 +24,7 @@ namespace {
 template <class A>
 void ce_grad_rows(A a, const float* logp, const std::vector<int64_t>& cls, float q_on, float q_off, float w,
                   float* gx, int64_t C, int64_t r0, int64_t r1) {
+  std::vector<float> ex(static_cast<size_t>(C));  // fn_exp(logp_j) of a row
   for (int64_t r = r0; r < r1; ++r) {
     const float* lr = logp + r * C;
     float* out = gx + r * C;
@@ -31,9 +33,10 @@ void ce_grad_rows(A a, const float* logp, const std::vector<int64_t>& cls, float
       std::fill(out, out + C, 0.0f);
       continue;
     }
+    fn_exp_array(lr, ex.data(), C);  // eight lanes at a time
     for (int64_t j = 0; j < C; ++j) {
       a.at(static_cast<uint64_t>(r * C + j));
-      out[j] = cross_entropy_grad(a, lr[j], j == t ? q_on : q_off, w);
+      out[j] = cross_entropy_grad_of_exp(a, ex[j], j == t ? q_on : q_off, w);
     }
   }
 }

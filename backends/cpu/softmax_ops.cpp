@@ -8,6 +8,7 @@
 #include "backends/cpu/row_ops.h"
 #include "core/elementwise_checks.h"
 #include "core/tensor.h"
+#include "numerics/functions_lanes.h"
 #include "numerics/softmax_steps.h"
 
 namespace emu {
@@ -27,9 +28,21 @@ void forward_rows(A a, const MacPolicy& p, bool log, bool native, const Function
     const float* xr = x + r * C;
     float* yr = y + r * C;
     const float m = softmax_row_max(xr, C);
-    for (int64_t j = 0; j < C; ++j) {
-      a.at(static_cast<uint64_t>(r * C + j));
-      e[j] = softmax_shifted_exp(a, exp, xr[j], m, &yr[j]);  // y holds d_j until the result
+    if (exp.pwl()) {
+      for (int64_t j = 0; j < C; ++j) {
+        a.at(static_cast<uint64_t>(r * C + j));
+        e[j] = softmax_shifted_exp(a, exp, xr[j], m, &yr[j]);  // y holds d_j until the result
+      }
+    } else {  // softmax_shifted_exp's steps, fn_exp eight lanes at a time in between
+      for (int64_t j = 0; j < C; ++j) {
+        a.at(static_cast<uint64_t>(r * C + j));
+        yr[j] = softmax_shift(a, xr[j], m);  // y holds d_j until the result
+      }
+      fn_exp_array(yr, e.data(), C);
+      for (int64_t j = 0; j < C; ++j) {
+        a.at(static_cast<uint64_t>(r * C + j));
+        e[j] = softmax_rounded_exp(a, e[j]);
+      }
     }
     const double s =
         row_sum(sp, native, e.data(), ones.data(), C, row_draws(key, softmax_site::kSum, r, C, p.chunk));
@@ -58,6 +71,7 @@ void backward_rows(A a, const MacPolicy& p, bool log, const float* y, const floa
   const bool fast_dot = native_dot(p);
   const bool fast_sum = native_sum(p) && is_plain_fp32(p.out);
   const std::vector<float> ones(static_cast<size_t>(C), 1.0f);
+  std::vector<float> ex(log ? static_cast<size_t>(C) : 0);  // fn_exp(y_j) of a row
   for (int64_t r = r0; r < r1; ++r) {
     const float* yr = y + r * C;
     const float* gr = gy + r * C;
@@ -65,9 +79,10 @@ void backward_rows(A a, const MacPolicy& p, bool log, const float* y, const floa
     const RowDraws draws = row_draws(key, softmax_site::kReduce, r, C, p.chunk);
     if (log) {
       const float S = static_cast<float>(row_sum(sp, fast_sum, gr, ones.data(), C, draws));
+      fn_exp_array(yr, ex.data(), C);  // eight lanes at a time
       for (int64_t j = 0; j < C; ++j) {
         a.at(static_cast<uint64_t>(r * C + j));
-        out[j] = log_softmax_grad(a, yr[j], gr[j], S);
+        out[j] = log_softmax_grad_of_exp(a, ex[j], gr[j], S);
       }
     } else {
       const float dot = static_cast<float>(row_dot(dp, fast_dot, gr, yr, C, draws));
