@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm.h"
 #include "core/autograd.h"
 #include "layers/batchnorm.h"
@@ -584,6 +585,53 @@ TEST_CASE("max pooling ties go to the first index") {
   CHECK(x.grad().to_vector() == std::vector<float>{1.0f, 0.0f, 0.0f, 0.0f});
   Tensor z = Tensor::from_vector({1, 1, 2, 2}, {1.0f, NAN, 5.0f, NAN});
   CHECK(std::isnan(m.forward(z).item()));
+}
+
+// gx[i] = sum over the outputs o covering i, ascending, of (argmax[o] == i ? gy[o] : 0),
+// whatever argmax holds: values naming no input (negative, fractional, past the plane,
+// NaN) add nothing, an index outside o's window adds nothing from o, -0 names input 0.
+TEST_CASE("max pooling backward follows the definition for any argmax values") {
+  Pool2dParams pp;
+  pp.kernel_h = pp.kernel_w = 3;
+  pp.stride_h = pp.stride_w = 2;
+  pp.pad_h = pp.pad_w = 1;
+  const int64_t N = 2, C = 3, H = 5, W = 4, OH = 3, OW = 2;  // (5 + 2 - 3) / 2 + 1, (4 + 2 - 3) / 2 + 1
+  const std::vector<float> odd = {-1.0f, 2.5f, 20.0f, 1e9f, NAN, -0.0f};
+  std::mt19937 rng(7);
+  std::vector<float> am(static_cast<size_t>(N * C * OH * OW)), g(am.size());
+  for (size_t o = 0; o < am.size(); ++o) {
+    am[o] = rng() % 2 ? static_cast<float>(rng() % (H * W)) : odd[rng() % odd.size()];
+    g[o] = static_cast<float>(static_cast<int>(rng() % 64) - 32) / 8.0f;
+  }
+  const Tensor gy = Tensor::from_vector({N, C, OH, OW}, g), argmax = Tensor::from_vector({N, C, OH, OW}, am);
+  for (int threads : {1, 2, 3}) {
+    CpuBackend be;
+    be.set_threads(threads);
+    Tensor gx = Tensor::zeros({N, C, H, W});
+    be.max_pool2d_backward(MacPolicy{}, pp, gy, argmax, gx, DrawKey{});
+    std::vector<float> want(static_cast<size_t>(N * C * H * W));
+    for (int64_t plane = 0; plane < N * C; ++plane)
+      for (int64_t i = 0; i < H * W; ++i) {
+        float acc = 0.0f;
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t r0 = oh * 2 - 1, c0 = ow * 2 - 1, ih = i / W, iw = i % W;
+            const bool covers = ih >= r0 && ih < r0 + 3 && iw >= c0 && iw < c0 + 3;
+            const size_t o = static_cast<size_t>((plane * OH + oh) * OW + ow);
+            if (covers && am[o] == static_cast<float>(i)) acc = acc + g[o];
+          }
+        want[static_cast<size_t>(plane * H * W + i)] = acc;
+      }
+    INFO("threads " << threads);
+    CHECK(mismatch(gx.to_vector(), want) == "");
+  }
+  // An empty plane (H = 0 with padding: one output row of padding only) gives an empty gradient.
+  Pool2dParams empty;
+  empty.kernel_h = empty.kernel_w = 2;
+  empty.pad_h = empty.pad_w = 1;
+  Tensor gx0 = Tensor::zeros({1, 1, 0, 4});
+  CHECK_NOTHROW(cpu_backend().max_pool2d_backward(MacPolicy{}, empty, Tensor::zeros({1, 1, 1, 5}),
+                                                  Tensor::full({1, 1, 1, 5}, -1.0f), gx0, DrawKey{}));
 }
 
 TEST_CASE("batch norm training equals the literal steps") {

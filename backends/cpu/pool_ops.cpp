@@ -210,7 +210,8 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
     }
   }
   const bool exact_indices = pl.in_plane() < (int64_t{1} << 24);  // every index a distinct float
-  const int64_t min_planes = std::max<int64_t>(1, kGrainElements / pl.in_plane());  // planes worth a thread
+  // Planes worth a thread (an empty plane, H or W 0 with padding, counts as one input).
+  const int64_t min_planes = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(pl.in_plane(), 1));
   parallel_for(pl.planes(), threads_, min_planes, [&](int64_t plane0, int64_t plane1) {
     std::vector<float> terms(static_cast<size_t>(kmax));
     for (int64_t plane = plane0; plane < plane1; ++plane) {
