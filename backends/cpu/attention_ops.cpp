@@ -19,6 +19,7 @@
 #include "backends/cpu/row_ops.h"
 #include "core/attention_checks.h"
 #include "core/tensor.h"
+#include "numerics/functions_lanes.h"
 #include "numerics/pwl.h"
 
 namespace emu {
@@ -131,14 +132,33 @@ void softmax_rows(A a, const MacPolicy& p, const FunctionApprox& exp, float scal
       std::fill_n(yr, S, 0.0f);
       continue;
     }
-    for (int64_t j = 0; j < S; ++j) {
-      if (!keep[j]) {
-        e[j] = 0.0f;  // not a term of the sum
-        continue;
+    if (exp.pwl()) {
+      for (int64_t j = 0; j < S; ++j) {
+        if (!keep[j]) {
+          e[j] = 0.0f;  // not a term of the sum
+          continue;
+        }
+        a.at(static_cast<uint64_t>(r * S + j));
+        e[j] = pwl_value(exp, a, a.sub(yr[j], m, kSub), kExp, kPwlMul);
       }
-      a.at(static_cast<uint64_t>(r * S + j));
-      const float d = a.sub(yr[j], m, kSub);
-      e[j] = exp.pwl() ? pwl_value(exp, a, d, kExp, kPwlMul) : a.round(fn_exp(d), kExp);
+    } else {  // the differences, fn_exp eight lanes at a time (numerics/functions_lanes.h), the roundings
+      for (int64_t j = 0; j < S; ++j) {
+        if (!keep[j]) {
+          e[j] = 0.0f;
+          continue;
+        }
+        a.at(static_cast<uint64_t>(r * S + j));
+        e[j] = a.sub(yr[j], m, kSub);
+      }
+      fn_exp_array(e.data(), e.data(), S);
+      for (int64_t j = 0; j < S; ++j) {
+        if (!keep[j]) {
+          e[j] = 0.0f;  // not a term of the sum
+          continue;
+        }
+        a.at(static_cast<uint64_t>(r * S + j));
+        e[j] = a.round(e[j], kExp);
+      }
     }
     double total;
     if (native) {
