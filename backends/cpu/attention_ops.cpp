@@ -132,33 +132,23 @@ void softmax_rows(A a, const MacPolicy& p, const FunctionApprox& exp, float scal
       std::fill_n(yr, S, 0.0f);
       continue;
     }
-    if (exp.pwl()) {
-      for (int64_t j = 0; j < S; ++j) {
-        if (!keep[j]) {
-          e[j] = 0.0f;  // not a term of the sum
-          continue;
-        }
-        a.at(static_cast<uint64_t>(r * S + j));
-        e[j] = pwl_value(exp, a, a.sub(yr[j], m, kSub), kExp, kPwlMul);
-      }
-    } else {  // the differences, fn_exp eight lanes at a time (numerics/functions_lanes.h), the roundings
+    // e[j] = step(j) for the kept j, with their draw index set; 0 for the others (not terms of the sum).
+    auto each_kept = [&](auto&& step) {
       for (int64_t j = 0; j < S; ++j) {
         if (!keep[j]) {
           e[j] = 0.0f;
           continue;
         }
         a.at(static_cast<uint64_t>(r * S + j));
-        e[j] = a.sub(yr[j], m, kSub);
+        e[j] = step(j);
       }
+    };
+    if (exp.pwl()) {
+      each_kept([&](int64_t j) { return pwl_value(exp, a, a.sub(yr[j], m, kSub), kExp, kPwlMul); });
+    } else {  // the differences, fn_exp eight lanes at a time (numerics/functions_lanes.h), the roundings
+      each_kept([&](int64_t j) { return a.sub(yr[j], m, kSub); });
       fn_exp_array(e.data(), e.data(), S);
-      for (int64_t j = 0; j < S; ++j) {
-        if (!keep[j]) {
-          e[j] = 0.0f;  // not a term of the sum
-          continue;
-        }
-        a.at(static_cast<uint64_t>(r * S + j));
-        e[j] = a.round(e[j], kExp);
-      }
+      each_kept([&](int64_t j) { return a.round(e[j], kExp); });
     }
     double total;
     if (native) {
