@@ -37,6 +37,14 @@ PoolShape adaptive_pool(const char* op, const Shape& in, const Shape& out) {
   return PoolShape{in[0], in[1], adaptive_pool_axis(in[2], out[2]), adaptive_pool_axis(in[3], out[3])};
 }
 
+// argmax holds an index within the plane as a binary32: exact, and distinct, below 2^24.
+void check_argmax_plane(const char* op, const PoolShape& pl) {
+  const int64_t plane = pl.h.in * pl.w.in;
+  if (plane >= (int64_t{1} << 24))
+    throw std::invalid_argument(
+        fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, plane));
+}
+
 }  // namespace
 
 PoolShape check_max_pool2d_forward(const Pool2dParams& pp, const Tensor& x, const Tensor& y,
@@ -44,10 +52,7 @@ PoolShape check_max_pool2d_forward(const Pool2dParams& pp, const Tensor& x, cons
   const char* op = "max_pool2d_forward";
   check_4d(op, "x", x);
   const PoolShape pl = strided_pool(op, pp, x.shape());
-  const int64_t plane = pl.h.in * pl.w.in;
-  if (plane >= (int64_t{1} << 24))
-    throw std::invalid_argument(
-        fmt::format("{}: planes of {} elements: argmax indices must stay below 2^24", op, plane));
+  check_argmax_plane(op, pl);
   check_result(op, "y", y, pl.out_shape());
   check_result(op, "argmax", argmax, pl.out_shape());
   return pl;
@@ -58,6 +63,7 @@ PoolShape check_max_pool2d_backward(const Pool2dParams& pp, const Tensor& gy, co
   const char* op = "max_pool2d_backward";
   check_4d(op, "gx", gx);
   const PoolShape pl = strided_pool(op, pp, gx.shape());
+  check_argmax_plane(op, pl);
   check_result(op, "gx", gx, pl.in_shape());
   if (gy.shape() != pl.out_shape() || argmax.shape() != pl.out_shape())
     throw std::invalid_argument(fmt::format("{}: gy {} and argmax {} must be {}", op,

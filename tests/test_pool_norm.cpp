@@ -625,6 +625,16 @@ TEST_CASE("max pooling backward follows the definition for any argmax values") {
     INFO("threads " << threads);
     CHECK(mismatch(gx.to_vector(), want) == "");
   }
+  // A plane of 2^24 inputs is refused both ways: argmax could not name each of them as a distinct float.
+  Pool2dParams whole;
+  whole.kernel_h = whole.kernel_w = 4096;
+  const Tensor big = Tensor::zeros({1, 1, 4096, 4096}), one = Tensor::zeros({1, 1, 1, 1});
+  Tensor y1 = Tensor::zeros({1, 1, 1, 1}), am1 = Tensor::zeros({1, 1, 1, 1}),
+         gbig = Tensor::zeros({1, 1, 4096, 4096});
+  CHECK_THROWS_WITH(cpu_backend().max_pool2d_forward(Format{}, whole, big, y1, am1, DrawKey{}),
+                    Catch::Contains("argmax indices must stay below 2^24"));
+  CHECK_THROWS_WITH(cpu_backend().max_pool2d_backward(MacPolicy{}, whole, one, one, gbig, DrawKey{}),
+                    Catch::Contains("argmax indices must stay below 2^24"));
   // An empty plane (H = 0 with padding: one output row of padding only) gives an empty gradient.
   Pool2dParams empty;
   empty.kernel_h = empty.kernel_w = 2;

@@ -209,7 +209,6 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
       zero_result[k] = finish_sum(out, p.chunk, zero_sum[k], k, key, 0, sites);
     }
   }
-  const bool exact_indices = pl.in_plane() < (int64_t{1} << 24);  // every index a distinct float
   // Planes worth a thread (an empty plane, H or W 0 with padding, counts as one input).
   const int64_t min_planes = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(pl.in_plane(), 1));
   parallel_for(pl.planes(), threads_, min_planes, [&](int64_t plane0, int64_t plane1) {
@@ -234,16 +233,12 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
         const double s = named ? sum.run(terms.data(), nullptr, k, key, i, sites) : zero_sum[k];
         return finish_sum(out, p.chunk, s, k, key, i, sites);
       };
-      if (!exact_indices) {  // an index as a float may name several inputs: every input sums its terms
-        for (int64_t ih = 0; ih < pl.h.in; ++ih)
-          for (int64_t iw = 0; iw < W; ++iw) xpl[ih * W + iw] = gradient(ih, iw);
-        continue;
-      }
       for (int64_t ih = 0; ih < pl.h.in; ++ih) {
         const size_t kh = pl.h.cover[ih].size();
         for (int64_t iw = 0; iw < W; ++iw) xpl[ih * W + iw] = zero_result[kh * pl.w.cover[iw].size()];
       }
-      // The inputs an argmax names (an index of this plane; anything else names none) get their sums.
+      // The inputs an argmax names (an index of this plane, each a distinct binary32 below 2^24:
+      // core/pool_checks; anything else names none) get their sums.
       for (int64_t o = 0; o < pl.out_plane(); ++o) {
         const float a = apl[o];
         if (!(a >= 0.0f && a < static_cast<float>(pl.in_plane())) || a != std::floor(a)) continue;
