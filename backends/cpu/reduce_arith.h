@@ -63,7 +63,7 @@ class Round {
   bool fast() const { return fast_; }
   const Format& format() const { return f_; }
 
-  // out[k] = (*this)(a[k] * b[k], 0) for k < n, the exact binary64 products rounded eight at a time
+  // out[k] = (*this)(a[k] * b[k], 0) for k < n, the exact binary64 products rounded a native vector at a time
   // (fast_ieee_d takes vectors of binary64 lanes). Needs fast().
   void products(const float* a, const float* b, int64_t n, double* out) const {
     switch (p_.mode) {
@@ -88,12 +88,14 @@ class Round {
   template <Rounding Mode>
   void products(const float* a, const float* b, int64_t n, double* out) const {
     int64_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-      v8f32 av, bv;
+    using VD = NativeF64;  // binary64 lanes at the native width
+    using VF = NativeF64AsF32;
+    constexpr int kL = kNativeF64Lanes;
+    for (; k + kL <= n; k += kL) {
+      VF av, bv;
       std::memcpy(&av, a + k, sizeof av);
       std::memcpy(&bv, b + k, sizeof bv);
-      const v8f64 r =
-          fast_ieee_d<Mode>(p_, __builtin_convertvector(av, v8f64) * __builtin_convertvector(bv, v8f64));
+      const VD r = fast_ieee_d<Mode>(p_, __builtin_convertvector(av, VD) * __builtin_convertvector(bv, VD));
       std::memcpy(out + k, &r, sizeof r);
     }
     for (; k < n; ++k) out[k] = fast_ieee_d<Mode>(p_, static_cast<double>(a[k]) * static_cast<double>(b[k]));

@@ -1,5 +1,5 @@
-// StageRound's element operations (numerics/stage_round.h) over rows, eight
-// elements at a time, for the CPU loops of the batch-norm ops:
+// StageRound's element operations (numerics/stage_round.h) over rows, a native
+// vector of binary64 lanes at a time (8 or 4 elements), for the CPU loops of the batch-norm ops:
 //   out[j] = R_f(a[j] op b[j])   (or op the scalar b) for j < n, op in + - *,
 // element j drawing at index i0 + j. The bits are StageRound's, element by
 // element: a lane whose result the vector code cannot vouch for is recomputed
@@ -81,38 +81,42 @@ class StageRows {
     for (; j < n; ++j) out[j] = one(op, a[j], b ? b[j] : bs, i0 + static_cast<uint64_t>(j));
   }
 
-  // The whole groups of 8 elements; returns how many elements it did.
+  // The whole groups of kL elements (the native binary64 width: 8 with
+  // AVX-512, 4 with AVX2); returns how many elements it did.
   template <Rounding Mode>
   int64_t lanes(Op op, const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
-    const v8f64 bsplat = splat<v8f64>(static_cast<double>(bs));
+    using VD = NativeF64;
+    using VF = NativeF64AsF32;
+    constexpr int kL = kNativeF64Lanes;
+    const VD bsplat = splat<VD>(static_cast<double>(bs));
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-      v8f32 af, bf;
+    for (; j + kL <= n; j += kL) {
+      VF af, bf;
       std::memcpy(&af, a + j, sizeof af);
       if (b) std::memcpy(&bf, b + j, sizeof bf);
-      const v8f64 ad = __builtin_convertvector(af, v8f64);
-      const v8f64 bd = b ? __builtin_convertvector(bf, v8f64) : bsplat;
-      v8f64 r;
+      const VD ad = __builtin_convertvector(af, VD);
+      const VD bd = b ? __builtin_convertvector(bf, VD) : bsplat;
+      VD r;
       bool all = true;
       if (op == Op::Mul) {
         r = fast_ieee_d<Mode>(s_.fr.p, ad * bd);  // the exact product
       } else {
-        const v8f64 c = op == Op::Sub ? -bd : bd;  // rounded_add(a, -b) for a difference
-        const v8f64 s = ad + c;
-        const v8f64 bb = s - ad;
-        const v8f64 err = (ad - (s - bb)) + (c - bb);
+        const VD c = op == Op::Sub ? -bd : bd;  // rounded_add(a, -b) for a difference
+        const VD s = ad + c;
+        const VD bb = s - ad;
+        const VD err = (ad - (s - bb)) + (c - bb);
         const auto ok = (err == 0.0) & (s != 0.0) & (s - s == 0.0);  // exact, nonzero, finite
         r = fast_ieee_d<Mode>(s_.fr.p, s);
-        for (int l = 0; l < 8; ++l) all &= ok[l] != 0;
+        for (int l = 0; l < kL; ++l) all &= ok[l] != 0;
         if (!all) {
-          float lanes_a[8], lanes_b[8];
+          float lanes_a[kL], lanes_b[kL];
           std::memcpy(lanes_a, &af, sizeof lanes_a);
-          for (int l = 0; l < 8; ++l) lanes_b[l] = b ? bf[l] : bs;
-          for (int l = 0; l < 8; ++l)
+          for (int l = 0; l < kL; ++l) lanes_b[l] = b ? bf[l] : bs;
+          for (int l = 0; l < kL; ++l)
             if (!ok[l]) r[l] = one(op, lanes_a[l], lanes_b[l], i0 + static_cast<uint64_t>(j + l));
         }
       }
-      const v8f32 rf = __builtin_convertvector(r, v8f32);
+      const VF rf = __builtin_convertvector(r, VF);
       std::memcpy(out + j, &rf, sizeof rf);
     }
     return j;
