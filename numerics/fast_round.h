@@ -102,6 +102,7 @@ struct FastIeeeRneF {
   uint32_t emin_bits;  // binary32 exponent field of 2^emin
   uint32_t shift;      // (23 - man_bits) in the exponent field, plus the fraction of 1.5
   uint32_t flag_bits;  // exponent field from which lanes are flagged
+  float scale;         // 2^(23 - man_bits) (fast_ieee_rne_product_normal_f)
 };
 
 EMU_HD bool fast_ieee_rne_product_f_supported(const Format& f) {
@@ -116,6 +117,7 @@ EMU_HD FastIeeeRneF fast_ieee_rne_f_params(const Format& f) {
   const uint32_t top = float_bits(static_cast<float>(f.max_finite)) & 0x7f800000u;
   const uint32_t c_ok = static_cast<uint32_t>(254 - (23 - f.man_bits)) << 23;  // C's field stays <= 254
   p.flag_bits = top < c_ok ? top : c_ok;
+  p.scale = bits_float(static_cast<uint32_t>(127 + 23 - f.man_bits) << 23);
   return p;
 }
 
@@ -129,6 +131,27 @@ EMU_HD F fast_ieee_rne_product_f(const FastIeeeRneF& p, F a, F b, U* key) {
   const F r = lane_fma(a, b, cs) - cs;
   if constexpr (kSignedZero) return lane_cast<F>(lane_cast<U>(r) | (u & 0x80000000u));
   return r;
+}
+
+// fast_ieee_rne_product_f<false> in fewer operations, where the caller knows
+// more (its operand bounds say so): every nonzero exact product a b is at least
+// 2^emin in magnitude, no lane is flagged, and b 2^s, s = 23 - man_bits, is
+// finite. Then q = a (b 2^s) (b 2^s is exact) is the product moved up s binades,
+// and C = sign(q) 2^E(q) (q's sign and exponent bits, one and) has the grid of
+// the product's binade at man_bits bits: spacing 2^(E(q) - 23) = 2^(E - man_bits).
+// The exact product x has C's sign and |x| < 2^(E+1) <= 2^(E(q) - 1), so x + C
+// stays in C's binade, RN(x + C) rounds x on that grid, ties to even (C is an
+// even multiple of the spacing), and subtracting C is exact (Sterbenz). No
+// clamp to the smallest normal's binade: nothing lies below it. As in
+// fast_ieee_rne_product_f, a binary32 q that rounded up to a power of two gives
+// the same result, and a zero product gives +0 (C is then a zero of its sign).
+// Multiply, and, FMA, subtract: two vector operations fewer than the general
+// form (b 2^s is one multiply per vector of B, shared by every row of A).
+template <class F, class U = typename LaneTraits<F>::U>
+EMU_HD F fast_ieee_rne_product_normal_f(const FastIeeeRneF& p, F a, F b) {
+  const F q = a * (b * p.scale);
+  const F cs = lane_cast<F>(lane_cast<U>(q) & 0xff800000u);
+  return lane_fma(a, b, cs) - cs;
 }
 
 // ---------------------------------------------------------------------------

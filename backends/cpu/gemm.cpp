@@ -298,9 +298,29 @@ uint32_t max_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
   return m;
 }
 
+// The smallest nonzero |x| of the block as binary32 bits; kNoNonzero if all are zeros.
+constexpr uint32_t kNoNonzero = 0xffffffffu;
+uint32_t min_nonzero_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  uint32_t m = kNoNonzero;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint32_t a = float_bits(x[i * ld + j]) & 0x7fffffffu;
+      m = std::min(m, a == 0 ? kNoNonzero : a);
+    }
+  }
+  return m;
+}
+
 // An upper bound of |a b| from the operands' max_abs_bits; Inf if either may be Inf or NaN.
 double product_bound(uint32_t a, uint32_t b) {
   if (a >= 0x7f800000u || b >= 0x7f800000u) return HUGE_VAL;
+  return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
+}
+
+// A lower bound of the nonzero |a b| from the operands' min_nonzero_abs_bits (exact:
+// two binary32 significands fit a binary64 one); Inf if either operand has no nonzero.
+double product_floor(uint32_t a, uint32_t b) {
+  if (a == kNoNonzero || b == kNoNonzero) return HUGE_VAL;
   return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
 }
 
@@ -311,6 +331,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   using Acc = typename Kern::Acc;
   constexpr int64_t MR = Kern::MR, NR = Kern::NR, G = KGroup<Kern>::value;
   constexpr bool kBounded = HasSafeBound<Kern>::value;
+  // Kernels with a normal path (gemm_kernels.h micro_loop) also need the smallest nonzero operands.
+  constexpr bool kNormalPath = kBounded && HasNormalPath<Kern>::value;
   // Kernels with binary32 operands take them as they are: the operands fill the packed panels.
   constexpr bool kIdentityPack = std::is_same_v<AElem, float> && std::is_same_v<BElem, float> && G == 1;
   const Epilogue ep(pb, acc_binary32);
@@ -330,6 +352,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   const int64_t panels_max = (std::min(kNC, N) + NR - 1) / NR;
   UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));  // written in full
   UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
+  UninitBuffer<uint32_t> bmin(static_cast<size_t>(kNormalPath ? blocks * panels_max : 0));
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
@@ -352,10 +375,12 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if (w < NR)
           for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
         if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(dst, kc, w, NR);
+        if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(dst, kc, w, NR);
       } else {
         float* stage = scratch(&tl_stage_b, static_cast<size_t>(kc * NR));
         pb.B->fill(j0, w, k0, kc, stage, NR);
         if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(stage, kc, w, NR);
+        if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(stage, kc, w, NR);
         for (int64_t q = 0; q < kr; ++q) {
           const float* src = stage + q * G * NR;
           if constexpr (G == 1) {
@@ -392,17 +417,19 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
           // The operand writes MR rows of the k block (rows past the matrix: zeros); tiles whose
           // operands bound every product below the flag threshold skip the flag tests.
-          uint32_t amax = 0;
+          uint32_t amax = 0, amin = kNoNonzero;
           if constexpr (kIdentityPack) {
             pb.A->fill(r0, h, k0, kc, apack.data(), MR);
             if (h < MR)
               for (int64_t q = 0; q < kc; ++q)
                 std::fill(apack.data() + q * MR + h, apack.data() + (q + 1) * MR, 0.0f);
             if constexpr (kBounded) amax = max_abs_bits(apack.data(), kc, h, MR);
+            if constexpr (kNormalPath) amin = min_nonzero_abs_bits(apack.data(), kc, h, MR);
           } else {
             float* stage = scratch(&tl_stage_a, static_cast<size_t>(kc * MR));
             pb.A->fill(r0, h, k0, kc, stage, MR);
             if constexpr (kBounded) amax = max_abs_bits(stage, kc, h, MR);
+            if constexpr (kNormalPath) amin = min_nonzero_abs_bits(stage, kc, h, MR);
             for (int64_t q = 0; q < kr; ++q) {
               for (int64_t r = 0; r < h; ++r) {
                 if constexpr (G == 1) {
@@ -419,6 +446,13 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
             if constexpr (kBounded) {
               if (product_bound(amax, bmax[b * panels + panel]) < kern.safe_bound()) {
+                if constexpr (kNormalPath) {
+                  if (kern.normal_ok(product_floor(amin, bmin[b * panels + panel]),
+                                     bmax[b * panels + panel])) {
+                    kern.micro_normal(apack.data(), packed_b(b, panel), kr, c);
+                    continue;
+                  }
+                }
                 kern.template micro<false>(apack.data(), packed_b(b, panel), kr, c);
                 continue;
               }

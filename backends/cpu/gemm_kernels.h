@@ -68,7 +68,6 @@ inline VF narrow_concat(VD lo, VD hi) {
   const v8f32 h = __builtin_convertvector(hi, v8f32);
   return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 #else
-  typedef float v4f32 __attribute__((vector_size(16)));
   const v4f32 l = __builtin_convertvector(lo, v4f32);
   const v4f32 h = __builtin_convertvector(hi, v4f32);
   return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7);
@@ -97,7 +96,12 @@ template <class V, class BElem>
 // vectors of one row. kChecked = false: the caller knows that no lane can be
 // flagged (the operands bound every product below the flag threshold), and the
 // kernel may skip the test.
-template <bool kChecked, class K>
+//
+// kNormal (kernels with a normal path, K::kNormalPath): the caller has also
+// checked K::normal_ok for the operands (no product in the subnormal binades),
+// and the kernel runs step_normal, which may leave out what only such
+// products need.
+template <bool kChecked, bool kNormal = false, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
                        typename K::Acc* acc) {
   constexpr int MR = K::MR, NV = K::NV, L = K::NR / NV;
@@ -111,13 +115,25 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     typename K::BRow b;
     b.load(brow);
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
+    for (int r = 0; r < MR; ++r) {
+      if constexpr (kNormal) {
+        kern.step_normal(ap[k * MR + r], b, c[r]);
+      } else {
+        kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
+      }
+    }
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v) store_lanes(acc + r * K::NR + v * L, c[r][v]);
 }
+
+// T::kNormalPath if present, else false.
+template <class T, class = void>
+struct HasNormalPath : std::false_type {};
+template <class T>
+struct HasNormalPath<T, std::void_t<decltype(T::kNormalPath)>> : std::bool_constant<T::kNormalPath> {};
 
 // A row of B: n vectors of V from consecutive elements.
 template <class V, int n>
@@ -187,6 +203,18 @@ struct ProductF32 {
   }
   // Products below this bound are never flagged.
   double safe_bound() const { return static_cast<double>(bits_float(pm.flag_bits)); }
+  // The same products in fewer operations (fast_ieee_rne_product_normal_f)
+  // where none is flagged, every nonzero one is at least 2^emin in magnitude
+  // (floor: a lower bound of the nonzero |a b|) and |b| 2^(23 - man_bits) is
+  // finite (bmax: the largest |b| as binary32 bits).
+  static constexpr bool kNormalPath = true;
+  VF product_normal(float a, const BRow& b, int v) const {
+    return fast_ieee_rne_product_normal_f(pm, splat<VF>(a), b.v[v]);
+  }
+  bool normal_ok(double floor, uint32_t bmax) const {
+    return floor >= static_cast<double>(bits_float(pm.emin_bits)) &&
+           static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127;
+  }
 };
 // ... or with exact binary64 products in two halves (exp_bits <= 8, man_bits
 // 22 and 23, which binary32 lanes cannot serve).
@@ -245,6 +273,16 @@ struct KernMulF32 {
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
+  }
+  // The normal path (micro_loop's kNormal), where the Product has one.
+  static constexpr bool kNormalPath = HasNormalPath<Product>::value;
+  bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
+  void step_normal(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_normal(a, b, v);
+  }
+  [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, true>(*this, ap, bp, kc, acc);
   }
 };
 
