@@ -782,6 +782,79 @@ TEST_CASE("fast path (d) integer operands with exact products equal mac_reduce",
   check_gemm(policy("exact", "int32"), GemmPath::Generic, Data::Fixed4, Data::Int8, 48, {{5, 37, 41}});
 }
 
+// Path (d)'s data check, against its definition in binary64 arithmetic: the
+// smallest f >= 0 with x 2^f an integer, per element, searched one f at a time.
+TEST_CASE("gemm_integer_scan finds the smallest common fraction and the largest integer", "[gemm]") {
+  struct Expected {
+    bool ok;
+    int frac;
+    double max_int;
+  };
+  auto reference = [](const std::vector<float>& x) {
+    int need = 0;
+    double max_abs = 0.0;
+    for (float v : x) {
+      if (!std::isfinite(v)) return Expected{false, 0, 0.0};
+      int f = 0;
+      while (std::ldexp(static_cast<double>(v), f) != std::trunc(std::ldexp(static_cast<double>(v), f))) ++f;
+      need = std::max(need, f);
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(v)));
+    }
+    const double max_int = std::ldexp(max_abs, need);
+    return Expected{need <= 64 && max_int <= 32767.0, need, max_int};
+  };
+  std::mt19937_64 rng(77);
+  auto element = [&]() -> float {
+    switch (rng() % 12) {
+      case 0:
+        return 0.0f;
+      case 1:
+        return std::ldexp(1.0f, -149 + static_cast<int>(rng() % 30));  // subnormals
+      case 2:
+        return -std::ldexp(static_cast<float>(rng() % 0x7fffff), -149);
+      case 3:
+        return static_cast<float>(rng() % 3 == 0 ? 32767 : 32768) * (rng() % 2 ? 1.0f : -1.0f);
+      case 4:  // integers at the edge of the range, also on fine grids
+        return std::ldexp(static_cast<float>(32760 + static_cast<int>(rng() % 10)),
+                          -static_cast<int>(rng() % 80));
+      default: {  // small integers on a grid 2^-s, s from -4 to 75
+        const int i = static_cast<int>(rng() % 512) - 256;
+        return std::ldexp(static_cast<float>(i), static_cast<int>(rng() % 80) - 75);
+      }
+    }
+  };
+  int passed = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int64_t rows = 1 + static_cast<int64_t>(rng() % 3), cols = 1 + static_cast<int64_t>(rng() % 9);
+    const int64_t ld = cols + static_cast<int64_t>(rng() % 3);
+    const int kinds = 1 + static_cast<int>(rng() % 3);  // few distinct elements make passing blocks common
+    std::vector<float> pool(static_cast<size_t>(kinds));
+    for (float& v : pool) v = element();
+    if (rng() % 50 == 0) pool[0] = rng() % 2 ? std::numeric_limits<float>::infinity() : std::nanf("");
+    std::vector<float> block(static_cast<size_t>(rows * ld), std::nanf(""));  // padding is never read
+    std::vector<float> seen;
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const float v = pool[rng() % pool.size()];
+        block[static_cast<size_t>(i * ld + j)] = v;
+        seen.push_back(v);
+      }
+    }
+    const Expected want = reference(seen);
+    int frac = -1;
+    double max_int = -1.0;
+    const bool ok = gemm_integer_scan(GemmValues{block.data(), rows, cols, ld}, &frac, &max_int);
+    INFO("trial " << trial << ": first element " << seen[0]);
+    REQUIRE(ok == want.ok);
+    if (ok) {
+      ++passed;
+      REQUIRE(frac == want.frac);
+      REQUIRE(max_int == want.max_int);
+    }
+  }
+  CHECK(passed > 2000);  // both outcomes are exercised
+}
+
 TEST_CASE("fast path (e) posit products and accumulator equal mac_reduce", "[gemm]") {
   for (auto [mul, acc] : {std::pair{"posit16_1", "posit16_1"},
                           {"posit8_0", "posit8_0"},

@@ -55,29 +55,55 @@ bool all_finite(const GemmValues& v) {
   return true;
 }
 
-// Whether every element is an integer times 2^-frac with |integer| <= 2^15 - 1:
-// sets *frac (smallest such frac, 0..64) and *max_int (largest |integer|).
-bool integer_scan(const GemmValues& v, int* frac, double* max_int) {
-  int need = 0;
-  float max_abs = 0.0f;
+}  // namespace
+
+// Two passes that vectorise (no ctz or branch per element). The largest
+// magnitude m fixes the finest grid that can pass, 2^-F with F = 14 - ilogb(m)
+// (2^F m < 2^15): an element needing a finer one makes the integer of m reach
+// 2^15. Each element x is then placed on that grid, iy = |x| 2^F, exactly when
+// no set bit is shifted out (else: not integer-valued at F, so no grid passes).
+// The smallest frac is F minus the trailing zeros common to all iy, which is
+// the largest per-element need 150 - max(e, 1) - ctz(significand).
+bool gemm_integer_scan(const GemmValues& v, int* frac, double* max_int) {
+  uint32_t max_bits = 0;
   for (int64_t i = 0; i < v.rows; ++i) {
+    const float* x = v.p + i * v.ld;
+    uint32_t m = 0;
+    for (int64_t j = 0; j < v.cols; ++j) m = std::max(m, float_bits(x[j]) & 0x7fffffffu);
+    max_bits = std::max(max_bits, m);
+  }
+  if (max_bits >= 0x7f800000u) return false;  // Inf or NaN
+  if (max_bits == 0) {
+    *frac = 0;
+    *max_int = 0.0;
+    return true;
+  }
+  const int F = 14 - std::ilogb(bits_float(max_bits));
+  uint32_t all_bits = 0, lost = 0;
+  for (int64_t i = 0; i < v.rows; ++i) {
+    const float* x = v.p + i * v.ld;
     for (int64_t j = 0; j < v.cols; ++j) {
-      const uint32_t u = float_bits(v.p[i * v.ld + j]) & 0x7fffffffu;
-      if (u == 0) continue;
-      if (u >= 0x7f800000u) return false;
+      const uint32_t u = float_bits(x[j]) & 0x7fffffffu;
       const uint32_t e = u >> 23;
-      const uint32_t sig = e ? (u & 0x7fffffu) | 0x800000u : u;
-      // value = sig * 2^(max(e,1) - 150): needs 150 - max(e,1) - ctz(sig) fraction bits.
-      const int f = 150 - static_cast<int>(e ? e : 1) - __builtin_ctz(sig);
-      need = std::max(need, f);
-      max_abs = std::max(max_abs, bits_float(u));
+      const uint32_t sig = e != 0 ? (u & 0x7fffffu) | 0x800000u : u;
+      // |x| 2^F = sig 2^t; t <= 14 since |x| <= m. Right shifts past 31 leave 0.
+      const int32_t t = static_cast<int32_t>(e != 0 ? e : 1) - 150 + F;
+      const uint32_t up = static_cast<uint32_t>(std::max(t, 0));
+      const uint32_t down = static_cast<uint32_t>(std::min(std::max(-t, 0), 31));
+      const uint32_t iy = (sig << up) >> down;
+      lost |= (iy << down) ^ (sig << up);
+      all_bits |= iy;
     }
   }
+  if (lost != 0) return false;
+  const int need = std::max(0, F - __builtin_ctz(all_bits));
   if (need > 64) return false;
   *frac = need;
-  *max_int = std::ldexp(static_cast<double>(max_abs), need);
+  *max_int = std::ldexp(static_cast<double>(bits_float(max_bits)), need);
   return *max_int <= 32767.0;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // The problem and what is done after the k loop.
@@ -126,6 +152,9 @@ class Epilogue {
   // binary32 addition where there is one, with NaNs made the canonical one: what the store loop
   // then does without calling finish() per output.
   bool native_finish() const { return !chunked_ && out_identity_ && (!pb_.out.bias || bias_fp32_); }
+  // Whether finish() of a finite binary64 value is its conversion to binary32 (no chunks, no bias,
+  // out plain fp32: the conversion rounds to nearest even, subnormals and overflow to Inf included).
+  bool converting_finish() const { return !chunked_ && !pb_.out.bias && is_plain_fp32(p_.out); }
 
   // outer <- R_outer(outer + acc) for chunk c of output o.
   double promote(double outer, double acc, uint64_t o, uint64_t c) const {
@@ -377,20 +406,17 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(dst, kc, w, NR);
         if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(dst, kc, w, NR);
       } else {
-        float* stage = scratch(&tl_stage_b, static_cast<size_t>(kc * NR));
+        float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
         pb.B->fill(j0, w, k0, kc, stage, NR);
         if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(stage, kc, w, NR);
         if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(stage, kc, w, NR);
-        for (int64_t q = 0; q < kr; ++q) {
-          const float* src = stage + q * G * NR;
-          if constexpr (G == 1) {
-            for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(src[l]);
-          } else {  // pairs of terms, the last one padded with a zero term
-            const bool second = q * G + 1 < kc;
-            for (int64_t l = 0; l < w; ++l)
-              dst[q * NR + l] = kern.pack_b2(src[l], second ? src[NR + l] : 0.0f);
+        if constexpr (G == 1) {
+          for (int64_t q = 0; q < kr; ++q) {
+            for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(stage[q * NR + l]);
+            for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
           }
-          for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
+        } else {  // pairs of terms, the last one padded with a zero term
+          kern.pack_b_block(stage, kc, w, dst);
         }
       }
     });
@@ -426,20 +452,17 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if constexpr (kBounded) amax = max_abs_bits(apack.data(), kc, h, MR);
             if constexpr (kNormalPath) amin = min_nonzero_abs_bits(apack.data(), kc, h, MR);
           } else {
-            float* stage = scratch(&tl_stage_a, static_cast<size_t>(kc * MR));
+            float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
             pb.A->fill(r0, h, k0, kc, stage, MR);
             if constexpr (kBounded) amax = max_abs_bits(stage, kc, h, MR);
             if constexpr (kNormalPath) amin = min_nonzero_abs_bits(stage, kc, h, MR);
-            for (int64_t q = 0; q < kr; ++q) {
-              for (int64_t r = 0; r < h; ++r) {
-                if constexpr (G == 1) {
-                  apack[q * MR + r] = kern.pack_a(stage[q * MR + r]);
-                } else {
-                  apack[q * MR + r] = kern.pack_a2(stage[q * G * MR + r],
-                                                   q * G + 1 < kc ? stage[(q * G + 1) * MR + r] : 0.0f);
-                }
+            if constexpr (G == 1) {
+              for (int64_t q = 0; q < kr; ++q) {
+                for (int64_t r = 0; r < h; ++r) apack[q * MR + r] = kern.pack_a(stage[q * MR + r]);
+                for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
               }
-              for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
+            } else {  // pairs of terms, the last one padded with a zero term
+              kern.pack_a_block(stage, kc, h, apack.data());
             }
           }
           for (int64_t panel = p0; panel < p1; ++panel) {
@@ -494,11 +517,35 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           return;
         }
       }
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j_first; j < j_end; ++j) {
-          const size_t x = at(i, j);
-          const double v = ep.chunked() ? outer[x] : kern.acc_value(acc[x]);
-          *pb.c_at(i, j) = ep.finish(v, pb.bias_at(i, j), static_cast<uint64_t>(i * N + j));
+      if constexpr (std::is_same_v<Acc, int32_t>) {
+        if (ep.converting_finish()) {  // acc_value is exact (|acc| < 2^31 times a power of two)
+          const GemmOutput& o = pb.out;
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+            float* crow = o.C + i * o.ldc;
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              const Acc* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
+              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+              if (o.col_offset) {
+                for (int64_t l = 0; l < w; ++l)
+                  crow[o.col_offset[jb + l]] = static_cast<float>(kern.acc_value(src[l]));
+              } else {
+                for (int64_t l = 0; l < w; ++l) crow[jb + l] = static_cast<float>(kern.acc_value(src[l]));
+              }
+            }
+          }
+          return;
+        }
+      }
+      for (int64_t i = i0; i < i1; ++i) {  // as above: a row's outputs panel by panel
+        const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+        for (int64_t panel = p0; panel < p1; ++panel) {
+          const size_t x0 = static_cast<size_t>(((g * np + panel - p0) * MR + r) * NR);
+          const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+          for (int64_t l = 0; l < w; ++l) {
+            const double v = ep.chunked() ? outer[x0 + l] : kern.acc_value(acc[x0 + l]);
+            *pb.c_at(i, jb + l) = ep.finish(v, pb.bias_at(i, jb + l), static_cast<uint64_t>(i * N + jb + l));
+          }
         }
       }
     });
@@ -517,7 +564,8 @@ bool int_path(const Problem& pb, KernInt* kern) {
   if (acc.family != Family::Fixed || acc.nbits > 53) return false;
   int fa = 0, fb = 0;
   double ma = 0, mb = 0;
-  if (!integer_scan(pb.A->values(), &fa, &ma) || !integer_scan(pb.B->values(), &fb, &mb)) return false;
+  if (!gemm_integer_scan(pb.A->values(), &fa, &ma) || !gemm_integer_scan(pb.B->values(), &fb, &mb))
+    return false;
   const int shift = acc.frac_bits - fa - fb;
   if (shift < 0 || shift > 30) return false;  // products would be rounded by the accumulator
   const double max_prod = ma * mb;            // |ia ib| <= 2^30

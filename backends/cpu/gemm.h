@@ -77,6 +77,11 @@ struct GemmValues {
   int64_t rows, cols, ld;
 };
 
+// The data check of fast path (d): whether every element of v is an integer
+// times 2^-frac with |integer| <= 2^15 - 1. Sets *frac (the smallest such frac,
+// 0..64) and *max_int (the largest |integer|). Public for its tests.
+bool gemm_integer_scan(const GemmValues& v, int* frac, double* max_int);
+
 // A (M, K) or B (K, N) operand, addressed by term k in [0, K) and index x (a
 // row of A, a column of B).
 class GemmOperand {

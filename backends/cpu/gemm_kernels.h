@@ -16,6 +16,7 @@
 // domain are recomputed with the reference step.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -413,11 +414,31 @@ struct KernInt {
   static int32_t pair(int32_t lo, int32_t hi) {
     return static_cast<int32_t>((static_cast<uint32_t>(hi) << 16) | (static_cast<uint32_t>(lo) & 0xffffu));
   }
-  AElem pack_a2(float x0, float x1) const {
-    return pair(static_cast<int32_t>(x0 * a_scale), static_cast<int32_t>(x1 * a_scale));
+  // A staged block of kc terms x kWidth indices (term k at stage + k * kWidth;
+  // indices from `used` on and the padding term kc are zeroed here, so stage
+  // holds kc + 1 rows) as ceil(kc / 2) rows of pairs:
+  //   dst[q * kWidth + l] = pair(x(2q, l) * scale, x(2q + 1, l) * scale)
+  // in loops that vectorise (the scaled values are integers, so the
+  // truncating conversion is exact).
+  template <int kWidth>
+  static void pack_pairs(float* stage, int64_t kc, int64_t used, float scale, int32_t* dst) {
+    if (used < kWidth)
+      for (int64_t k = 0; k < kc; ++k) std::fill(stage + k * kWidth + used, stage + (k + 1) * kWidth, 0.0f);
+    if (kc % 2 != 0) std::fill(stage + kc * kWidth, stage + (kc + 1) * kWidth, 0.0f);
+    for (int64_t q = 0; q < (kc + 1) / 2; ++q) {
+      const float* lo = stage + 2 * q * kWidth;
+      const float* hi = lo + kWidth;
+      int32_t* out = dst + q * kWidth;
+#pragma GCC unroll 16
+      for (int l = 0; l < kWidth; ++l)
+        out[l] = pair(static_cast<int32_t>(lo[l] * scale), static_cast<int32_t>(hi[l] * scale));
+    }
   }
-  BElem pack_b2(float x0, float x1) const {
-    return pair(static_cast<int32_t>(x0 * b_scale), static_cast<int32_t>(x1 * b_scale));
+  void pack_a_block(float* stage, int64_t kc, int64_t rows, int32_t* dst) const {
+    pack_pairs<MR>(stage, kc, rows, a_scale, dst);
+  }
+  void pack_b_block(float* stage, int64_t kc, int64_t cols, int32_t* dst) const {
+    pack_pairs<NR>(stage, kc, cols, b_scale, dst);
   }
   double acc_value(Acc x) const { return static_cast<double>(x) * acc_unit; }
   template <bool kChecked>
