@@ -308,16 +308,25 @@ EMU_HD FastIeeeRneF32 fast_ieee_rne_f32_params(const Format& f) {
 template <bool kFull = true, int kWide = -1, class F, class U = typename LaneTraits<F>::U>
 EMU_HD F fast_ieee_rne_f32(const FastIeeeRneF32& p, F x) {
   const U u = lane_cast<U>(x);
+  const bool wide = kWide == 1 || (kWide == -1 && p.emin_bits == (1u << 23));
+  if constexpr (!kFull) {
+    if (wide) {
+      // The rounding below on the signed pattern: no carry reaches the sign,
+      // since the magnitude's pattern is at most Inf's or the default NaN's
+      // (0x7fc00000), far below 2^31 - 2^drop (the lean domain).
+      const U lsb = (u >> p.drop) & 1u;
+      return lane_cast<F>((u + (((1u << p.drop) >> 1) - 1u) + lsb) & ~((1u << p.drop) - 1u));
+    }
+  }
   const U sign = u & 0x80000000u;
   const U a = u & 0x7fffffffu;
   U mag;
-  if (kWide == 1 || (kWide == -1 && p.emin_bits == (1u << 23))) {
+  if (wide) {
     // exp_bits == 8: the target's grid is every 2^drop-th binary32 bit pattern
     // over the whole range, subnormals included; RNE on the pattern. A carry
     // out of the largest finite value gives Inf's pattern.
     const U lsb = (a >> p.drop) & 1u;
     mag = (a + ((1u << p.drop) >> 1) - 1u + lsb) & ~((1u << p.drop) - 1u);
-    if constexpr (!kFull) return lane_cast<F>(mag | sign);
   } else {
     // Magic constant; the exponent is capped so that C stays finite for Inf
     // and NaN inputs (Inf - C stays Inf, NaN stays NaN).

@@ -356,6 +356,17 @@ struct KernAccIeee {
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
   }
+  // The normal path, as in KernMulF32: the products' shorter form, the same sums.
+  static constexpr bool kNormalPath = HasNormalPath<Product>::value;
+  bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
+  void step_normal(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v)
+      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_normal(a, b, v));
+  }
+  [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, true>(*this, ap, bp, kc, acc);
+  }
 };
 
 // Two int16 products per 32-bit lane, summed into it: acc + a.lo b.lo + a.hi b.hi
