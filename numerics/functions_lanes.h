@@ -148,7 +148,15 @@ inline void fn_exp_array(const float* x, float* y, int64_t n) {
     v = fn_exp_lanes(v);
     std::memcpy(y + i, &v, sizeof v);
   }
-  for (; i < n; ++i) y[i] = fn_exp(x[i]);
+  if (i < n) {            // the tail in one more vector (short rows, e.g. a 7-class softmax, are all tail)
+    float lanes[8] = {};  // unused lanes take e^0
+    std::memcpy(lanes, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    v8f32 v;
+    std::memcpy(&v, lanes, sizeof v);
+    v = fn_exp_lanes(v);
+    std::memcpy(lanes, &v, sizeof v);
+    std::memcpy(y + i, lanes, static_cast<size_t>(n - i) * sizeof(float));
+  }
 }
 
 }  // namespace emu

@@ -106,7 +106,7 @@ TEST_CASE("fn_exp_lanes equals fn_exp on special values and a sweep of all patte
   CHECK(first_mismatch(0, 0xffffffffu, step) == "");
 }
 
-TEST_CASE("fn_exp_array: every length, in place, tails through fn_exp", "[lanes][exp]") {
+TEST_CASE("fn_exp_array: every length, in place, tails in a padded vector", "[lanes][exp]") {
   for (int n = 0; n <= 35; ++n) {
     std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n), -1.0f);
     for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -100.0f + 5.7f * static_cast<float>(i);
