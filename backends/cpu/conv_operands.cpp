@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "numerics/fast_round_lanes.h"
+#include "numerics/parallel_for.h"
 
 namespace emu {
 namespace {
@@ -134,7 +135,118 @@ inline void im2col_taps(const Walk& w, const float* xn, const Run& r, Tap t, int
 
 }  // namespace
 
+template <class PlaneOf>
+void PaddedPlanes::build(int64_t count, PlaneOf planes, int64_t src_rows, int64_t src_cols, int64_t r_lo,
+                         int64_t r_hi, int64_t c_lo, int64_t c_hi, int threads) {
+  row_lo = std::min<int64_t>(0, r_lo);
+  col_lo = std::min<int64_t>(0, c_lo);
+  rows = std::max(src_rows, r_hi) - row_lo;
+  cols = std::max(src_cols, c_hi) - col_lo;
+  const int64_t size = plane_size();
+  data.resize(static_cast<size_t>(count * size));
+  parallel_for(count, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)),
+               [&](int64_t i0, int64_t i1) {
+                 for (int64_t i = i0; i < i1; ++i) {
+                   const float* src = planes(i);
+                   float* out = data.data() + i * size;
+                   for (int64_t r = 0; r < rows; ++r) {
+                     float* row = out + r * cols;
+                     const int64_t sr = row_lo + r;
+                     if (sr < 0 || sr >= src_rows) {
+                       std::fill(row, row + cols, 0.0f);
+                       continue;
+                     }
+                     std::fill(row, row - col_lo, 0.0f);
+                     std::copy(src + sr * src_cols, src + (sr + 1) * src_cols, row - col_lo);
+                     std::fill(row - col_lo + src_cols, row + cols, 0.0f);
+                   }
+                 }
+               });
+}
+
+namespace {
+
+// count floats from src to out, 8 at a time (two overlapping vectors from 8 to 16).
+inline void copy_run(const float* src, float* out, int64_t count) {
+  v8f32 v;
+  if (count >= 8 && count <= 16) {
+    std::memcpy(&v, src, sizeof v);
+    std::memcpy(out, &v, sizeof v);
+    std::memcpy(&v, src + count - 8, sizeof v);
+    std::memcpy(out + count - 8, &v, sizeof v);
+    return;
+  }
+  int64_t c = 0;
+  for (; c + 8 <= count; c += 8) {
+    std::memcpy(&v, src + c, sizeof v);
+    std::memcpy(out + c, &v, sizeof v);
+  }
+  for (; c < count; ++c) out[c] = src[c];
+}
+
+// The group's x planes (n, ci) at stride 1 for the im2col operands: output row oh and tap kh read
+// input row oh - ph + kh dh, from -ph to OH - 1 - ph + (KH - 1) dh (columns alike).
+void pad_input(const ConvGeom& g, const float* x, int64_t grp, int threads, PaddedPlanes* padded) {
+  if (g.sh != 1 || g.sw != 1) return;
+  const int64_t hw = g.H * g.W;
+  padded->build(
+      g.N * g.Cig, [&](int64_t i) { return x + ((i / g.Cig) * g.C_in + grp * g.Cig + i % g.Cig) * hw; }, g.H,
+      g.W, -g.ph, g.OH - g.ph + (g.KH - 1) * g.dh, -g.pw, g.OW - g.pw + (g.KW - 1) * g.dw, threads);
+}
+
+}  // namespace
+
+Im2colByPixel::Im2colByPixel(const ConvGeom& g, const float* x, int64_t grp, int threads)
+    : g_(g), x_(x), grp_(grp) {
+  pad_input(g, x, grp, threads, &padded_);
+}
+Im2colByTap::Im2colByTap(const ConvGeom& g, const float* x, int64_t grp, int threads)
+    : g_(g), x_(x), grp_(grp) {
+  pad_input(g, x, grp, threads, &padded_);
+}
+
+// The transposed layout: pixel c of run r at row r.at + c, tap l at column l.
+void Im2colByTap::fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const Walk w(g_);
+  const int64_t psize = padded_.plane_size(), pcols = padded_.cols;
+  constexpr int64_t kMaxTaps = 64;  // a panel's width or a micro-tile's height
+  int64_t offset[kMaxTaps];
+  for (int64_t l0 = 0; l0 < nx; l0 += kMaxTaps) {  // at most kMaxTaps taps at a time
+    const int64_t taps = std::min(kMaxTaps, nx - l0);
+    Tap t = tap(g_, x0 + l0);
+    for (int64_t l = 0; l < taps; ++l, next(w.KH, w.KW, &t))
+      offset[l] = t.ci * psize + t.kh * w.dh * pcols + t.kw * w.dw;
+    for (const Run& r : runs_of(k0, kc, w.OH, w.OW)) {
+      // Output (oh, ow) and tap (ci, kh, kw) read input (oh - ph + kh dh, ow - pw + kw dw).
+      const float* base = padded_.at(r.n * g_.Cig, r.row - w.ph, r.col - w.pw);
+      for (int64_t c = 0; c < r.count; ++c) {
+        float* out = dst + (r.at + c) * ld + l0;
+        for (int64_t l = 0; l < taps; ++l) out[l] = base[offset[l] + c];
+      }
+    }
+  }
+}
+
+void Im2colByPixel::fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst,
+                                int64_t ld) const {
+  const Walk w(g_);
+  const int64_t psize = padded_.plane_size(), pcols = padded_.cols;
+  const Tap first = tap(g_, k0);  // (ci, kh, kw)
+  for (const Run& r : runs_of(x0, nx, w.OH, w.OW)) {
+    // Output (oh, ow) and tap (ci, kh, kw) read input (oh - ph + kh dh, ow - pw + kw dw).
+    const float* base = padded_.at(r.n * g_.Cig, r.row - w.ph, r.col - w.pw);
+    float* out = dst + r.at;
+    Tap t = first;
+    for (int64_t q = 0; q < kc; ++q, out += ld, next(w.KH, w.KW, &t))
+      copy_run(base + t.ci * psize + t.kh * w.dh * pcols + t.kw * w.dw, out, r.count);
+  }
+}
+
 void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  if (!padded_.data.empty()) {
+    fill_padded(x0, nx, k0, kc, dst, ld);
+    return;
+  }
   const Walk w(g_);
   const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
   const Tap first = tap(g_, k0);
@@ -143,6 +255,10 @@ void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* 
 }
 
 void Im2colByTap::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  if (!padded_.data.empty()) {
+    fill_padded(x0, nx, k0, kc, dst, ld);
+    return;
+  }
   const Walk w(g_);
   const float* xg = x_ + grp_ * g_.Cig * w.H * w.W;
   const Tap first = tap(g_, x0);
@@ -150,7 +266,35 @@ void Im2colByTap::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* ds
     im2col_taps(w, xg + r.n * g_.C_in * w.H * w.W, r, first, nx, dst + r.at * ld, 1, ld);
 }
 
+GradByPixel::GradByPixel(const ConvGeom& g, const float* gy, int64_t grp, int threads)
+    : g_(g), gy_(gy), grp_(grp) {
+  if (g.sh != 1 || g.sw != 1) return;
+  // Input row ih and tap kh read output row ih + ph - kh dh: from ph - (KH - 1) dh to H - 1 + ph.
+  const int64_t ohw = g.ohw();
+  padded_.build(
+      g.N * g.Cog, [&](int64_t i) { return gy + ((i / g.Cog) * g.C_out + grp * g.Cog + i % g.Cog) * ohw; },
+      g.OH, g.OW, g.ph - (g.KH - 1) * g.dh, g.H + g.ph, g.pw - (g.KW - 1) * g.dw, g.W + g.pw, threads);
+}
+
+void GradByPixel::fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const Walk w(g_);
+  const int64_t psize = padded_.plane_size(), pcols = padded_.cols;
+  const Tap first = tap(g_, k0);  // (co, kh, kw)
+  for (const Run& r : runs_of(x0, nx, w.H, w.W)) {
+    // Input (ih, iw) and tap (co, kh, kw) read output (ih + ph - kh dh, iw + pw - kw dw).
+    const float* base = padded_.at(r.n * g_.Cog, r.row + w.ph, r.col + w.pw);
+    float* out = dst + r.at;
+    Tap t = first;
+    for (int64_t q = 0; q < kc; ++q, out += ld, next(w.KH, w.KW, &t))
+      copy_run(base + t.ci * psize - t.kh * w.dh * pcols - t.kw * w.dw, out, r.count);
+  }
+}
+
 void GradByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  if (!padded_.data.empty()) {
+    fill_padded(x0, nx, k0, kc, dst, ld);
+    return;
+  }
   const Walk w(g_);
   const int64_t ohw = w.OH * w.OW;
   const float* gg = gy_ + grp_ * g_.Cog * ohw;

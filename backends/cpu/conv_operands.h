@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "core/conv_checks.h"
@@ -35,45 +36,72 @@ struct ConvGeom : ConvShape {
   }
 };
 
+// Planes of a tensor copied with zero borders, so that reads that may leave a
+// plane need no bounds: plane i holds rows row_lo .. row_lo + rows - 1 and
+// columns col_lo .. col_lo + cols - 1 of source plane i, zeros outside it.
+// Used at stride 1 (both directions), where a run of pixels along a row and a
+// tap read one contiguous stretch of a row.
+struct PaddedPlanes {
+  std::vector<float> data;
+  int64_t row_lo = 0, col_lo = 0, rows = 0, cols = 0;
+  // Source plane i at planes(i), each src_rows x src_cols; the row and column ranges to cover.
+  template <class PlaneOf>
+  void build(int64_t count, PlaneOf planes, int64_t src_rows, int64_t src_cols, int64_t r_lo, int64_t r_hi,
+             int64_t c_lo, int64_t c_hi, int threads);
+  int64_t plane_size() const { return rows * cols; }
+  // Element (row, col) of plane i.
+  const float* at(int64_t i, int64_t row, int64_t col) const {
+    return data.data() + i * plane_size() + (row - row_lo) * cols + (col - col_lo);
+  }
+};
+
 // x through the im2col matrix of group grp, made of the taps t = (ci, kh, kw) of the kernel and the
 // output pixels p = (n, oh, ow): x[n][ci][input_h(oh, kh)][input_w(ow, kw)], 0 in the padding.
 // By pixel (index p, term t): the forward's B (K = Cig KH KW, N OH OW), whose outputs run along
 // pixels. By tap (index t, term p): the grad-weight's A (rows the taps) or B (columns the taps).
+// At stride 1 both read x from PaddedPlanes (built over `threads` threads).
 class Im2colByPixel final : public GemmOperand {
  public:
-  Im2colByPixel(const ConvGeom& g, const float* x, int64_t grp) : g_(g), x_(x), grp_(grp) {}
+  Im2colByPixel(const ConvGeom& g, const float* x, int64_t grp, int threads);
   void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
   GemmValues values() const override;
 
  private:
+  void fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const;
   const ConvGeom& g_;
   const float* x_;
   int64_t grp_;
+  PaddedPlanes padded_;  // the group's x planes (n, ci), at stride 1
 };
 class Im2colByTap final : public GemmOperand {
  public:
-  Im2colByTap(const ConvGeom& g, const float* x, int64_t grp) : g_(g), x_(x), grp_(grp) {}
+  Im2colByTap(const ConvGeom& g, const float* x, int64_t grp, int threads);
   void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
   GemmValues values() const override;
 
  private:
+  void fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const;
   const ConvGeom& g_;
   const float* x_;
   int64_t grp_;
+  PaddedPlanes padded_;  // as Im2colByPixel's
 };
 
 // The grad-input's B (K = Cog KH KW, N H W), index the input pixel p = (n, ih, iw), term
 // t = (co, kh, kw): gy[n][co][output_h(ih, kh)][output_w(iw, kw)], 0 where that output does not exist.
+// At stride 1 it reads gy from PaddedPlanes (built over `threads` threads).
 class GradByPixel final : public GemmOperand {
  public:
-  GradByPixel(const ConvGeom& g, const float* gy, int64_t grp) : g_(g), gy_(gy), grp_(grp) {}
+  GradByPixel(const ConvGeom& g, const float* gy, int64_t grp, int threads);
   void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
   GemmValues values() const override;
 
  private:
+  void fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const;
   const ConvGeom& g_;
   const float* gy_;
   int64_t grp_;
+  PaddedPlanes padded_;  // the group's gy planes (n, co), at stride 1
 };
 
 // gy of group grp, index the channel co, term the output pixel (n, oh, ow): gy[n][co][oh][ow]; the

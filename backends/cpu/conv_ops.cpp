@@ -180,7 +180,7 @@ void CpuBackend::conv2d_forward(const MacPolicy& p, const Conv2dParams& cp, cons
     const std::vector<int64_t> cols = pixel_offsets(g.N, ohw, g.C_out * ohw);
     for_groups(g.G, threads_, [&](int64_t grp, int inner) {
       const MatrixOperand a = MatrixOperand::of_rows(wp + grp * g.Cog * K, K, g.Cog, K);
-      const Im2colByPixel b(g, xp, grp);
+      const Im2colByPixel b(g, xp, grp, inner);
       GemmOutput out;
       out.C = yp + grp * g.Cog * ohw;
       out.ldc = ohw;
@@ -256,7 +256,7 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
           for (int64_t t = 0; t < khw; ++t)
             wt[cl * K + co * khw + t] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
       const MatrixOperand a = MatrixOperand::of_rows(wt.data(), K, g.Cig, K);
-      const GradByPixel b(g, gp, grp);
+      const GradByPixel b(g, gp, grp, inner);
       GemmOutput out;
       out.C = xp + grp * g.Cig * hw;
       out.ldc = hw;
@@ -325,7 +325,7 @@ void CpuBackend::conv2d_grad_weight(const MacPolicy& p, const Conv2dParams& cp, 
     std::vector<int64_t> cols(static_cast<size_t>(g.Cog));  // channel co of the group at co * kg in gw
     for (int64_t co = 0; co < g.Cog; ++co) cols[co] = co * kg;
     for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-      const Im2colByTap taps(g, xp, grp);
+      const Im2colByTap taps(g, xp, grp, inner);
       const GyByChannel grad(g, gp, grp);
       GemmOutput out;
       out.C = wp + grp * g.Cog * kg;
