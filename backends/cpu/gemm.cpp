@@ -319,34 +319,36 @@ float* scratch(std::vector<float>* buf, size_t n) {
   return buf->data();
 }
 
-// The largest |x| of a rows x cols block as binary32 bits (NaN above Inf).
-uint32_t max_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  uint32_t m = 0;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) m = std::max(m, float_bits(x[i * ld + j]) & 0x7fffffffu);
-  return m;
-}
-
-// The smallest nonzero |x| of the block as binary32 bits; kNoNonzero if all are zeros.
+// The largest |x| and the smallest nonzero |x| of a block as binary32 bits
+// (NaN above Inf; min_nonzero kNoNonzero if all are zeros), in one pass that
+// vectorises: the minimum is taken over |x| - 1, which sends zeros to the top.
 constexpr uint32_t kNoNonzero = 0xffffffffu;
-uint32_t min_nonzero_abs_bits(const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  uint32_t m = kNoNonzero;
+struct AbsRange {
+  uint32_t max = 0, min_nonzero = kNoNonzero;
+};
+AbsRange abs_range(const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  uint32_t mx = 0, below = 0xffffffffu;
   for (int64_t i = 0; i < rows; ++i) {
+    const float* row = x + i * ld;
     for (int64_t j = 0; j < cols; ++j) {
-      const uint32_t a = float_bits(x[i * ld + j]) & 0x7fffffffu;
-      m = std::min(m, a == 0 ? kNoNonzero : a);
+      const uint32_t a = float_bits(row[j]) & 0x7fffffffu;
+      mx = std::max(mx, a);
+      below = std::min(below, a - 1u);
     }
   }
-  return m;
+  return {mx, below == 0xffffffffu ? kNoNonzero : below + 1u};
 }
+// The same over a block whose rows are the full ld wide (zero padded): one flat loop.
+AbsRange abs_range_flat(const float* x, int64_t n) { return abs_range(x, 1, n, n); }
 
-// An upper bound of |a b| from the operands' max_abs_bits; Inf if either may be Inf or NaN.
+// An upper bound of |a b| from the operands' largest magnitudes (AbsRange::max); Inf if either may be Inf or
+// NaN.
 double product_bound(uint32_t a, uint32_t b) {
   if (a >= 0x7f800000u || b >= 0x7f800000u) return HUGE_VAL;
   return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
 }
 
-// A lower bound of the nonzero |a b| from the operands' min_nonzero_abs_bits (exact:
+// A lower bound of the nonzero |a b| from the operands' AbsRange::min_nonzero (exact:
 // two binary32 significands fit a binary64 one); Inf if either operand has no nonzero.
 double product_floor(uint32_t a, uint32_t b) {
   if (a == kNoNonzero || b == kNoNonzero) return HUGE_VAL;
@@ -403,13 +405,19 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         pb.B->fill(j0, w, k0, kc, dst, NR);
         if (w < NR)
           for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
-        if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(dst, kc, w, NR);
-        if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(dst, kc, w, NR);
+        if constexpr (kBounded) {  // the padding columns are zeros: scan whole rows
+          const AbsRange range = abs_range_flat(dst, kc * NR);
+          bmax[b * panels + panel] = range.max;
+          if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+        }
       } else {
         float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
         pb.B->fill(j0, w, k0, kc, stage, NR);
-        if constexpr (kBounded) bmax[b * panels + panel] = max_abs_bits(stage, kc, w, NR);
-        if constexpr (kNormalPath) bmin[b * panels + panel] = min_nonzero_abs_bits(stage, kc, w, NR);
+        if constexpr (kBounded) {
+          const AbsRange range = abs_range(stage, kc, w, NR);
+          bmax[b * panels + panel] = range.max;
+          if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+        }
         if constexpr (G == 1) {
           for (int64_t q = 0; q < kr; ++q) {
             for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(stage[q * NR + l]);
@@ -449,13 +457,19 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if (h < MR)
               for (int64_t q = 0; q < kc; ++q)
                 std::fill(apack.data() + q * MR + h, apack.data() + (q + 1) * MR, 0.0f);
-            if constexpr (kBounded) amax = max_abs_bits(apack.data(), kc, h, MR);
-            if constexpr (kNormalPath) amin = min_nonzero_abs_bits(apack.data(), kc, h, MR);
+            if constexpr (kBounded) {  // the padding rows are zeros
+              const AbsRange range = abs_range_flat(apack.data(), kc * MR);
+              amax = range.max;
+              amin = range.min_nonzero;
+            }
           } else {
             float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
             pb.A->fill(r0, h, k0, kc, stage, MR);
-            if constexpr (kBounded) amax = max_abs_bits(stage, kc, h, MR);
-            if constexpr (kNormalPath) amin = min_nonzero_abs_bits(stage, kc, h, MR);
+            if constexpr (kBounded) {
+              const AbsRange range = abs_range(stage, kc, h, MR);
+              amax = range.max;
+              amin = range.min_nonzero;
+            }
             if constexpr (G == 1) {
               for (int64_t q = 0; q < kr; ++q) {
                 for (int64_t r = 0; r < h; ++r) apack[q * MR + r] = kern.pack_a(stage[q * MR + r]);
