@@ -750,6 +750,19 @@ TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]
   }
 }
 
+// The epilogue that rounds binary32 sums (plus the bias) into out a vector of
+// lanes at a time, in every mode but :sr, with overflow, :sat and :nosub.
+TEST_CASE("fast paths round into an IEEE-like output format as mac_reduce", "[gemm]") {
+  for (const char* out :
+       {"e6m6", "bf16:rtz", "fp16:rup", "fp8_e4m3:rdn", "e5m2:rna", "bf16:sat", "fp16:nosub", "fp32:rtz"}) {
+    INFO("out " << out);
+    check_gemm(policy("e6m6", "fp32", out), GemmPath::MulFmaF32, Data::Normal, Data::Wide, 34);
+    check_gemm(policy("fp32", "fp32", out), GemmPath::Fp32, Data::Wide, Data::Normal, 35, {{5, 37, 41}});
+    check_gemm(policy("e6m6", "fp32", out), GemmPath::MulFmaF32, Data::Specials, Data::Normal, 36,
+               {{5, 37, 41}, {3, 17, 300}});
+  }
+}
+
 TEST_CASE("fast path (c) short IEEE-like accumulators equal mac_reduce", "[gemm]") {
   for (auto [mul, acc] : {std::pair{"bf16", "bf16"},
                           {"fp16", "fp16"},

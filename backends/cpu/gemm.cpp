@@ -156,6 +156,30 @@ class Epilogue {
   // out plain fp32: the conversion rounds to nearest even, subnormals and overflow to Inf included).
   bool converting_finish() const { return !chunked_ && !pb_.out.bias && is_plain_fp32(p_.out); }
 
+  // Whether finish() of a binary32 accumulator value is out's rounding by fast_ieee_d, after the
+  // bias in one binary32 addition where there is one: what round_out() does for a row of them.
+  bool rounding_finish() const {
+    return !chunked_ && !out_identity_ && (!pb_.out.bias || bias_fp32_) && out_ieee_;
+  }
+  // y[l] = fast_ieee_d(out, x[l]) for l < n, binary64 lanes at a time (rounding_finish()).
+  void round_out(const float* x, int64_t n, float* y) const {
+    switch (out_params_.mode) {
+      case Rounding::NearestEven:
+        return round_out_lanes<Rounding::NearestEven>(x, n, y);
+      case Rounding::TowardZero:
+        return round_out_lanes<Rounding::TowardZero>(x, n, y);
+      case Rounding::Up:
+        return round_out_lanes<Rounding::Up>(x, n, y);
+      case Rounding::Down:
+        return round_out_lanes<Rounding::Down>(x, n, y);
+      case Rounding::NearestAway:
+        return round_out_lanes<Rounding::NearestAway>(x, n, y);
+      case Rounding::Stochastic:
+        break;
+    }
+    for (int64_t l = 0; l < n; ++l) y[l] = static_cast<float>(round_value(p_.out, x[l], 0));
+  }
+
   // outer <- R_outer(outer + acc) for chunk c of output o.
   double promote(double outer, double acc, uint64_t o, uint64_t c) const {
     if (promote_fp32_) return static_cast<float>(outer) + static_cast<float>(acc);
@@ -186,6 +210,17 @@ class Epilogue {
  private:
   uint32_t draw(uint64_t o, uint64_t site) const {
     return philox_draw(pb_.draws.seed, pb_.draws.stream, o * pb_.sites + site);
+  }
+  template <Rounding Mode>
+  void round_out_lanes(const float* x, int64_t n, float* y) const {
+    constexpr int L = kHalfLanes;  // binary64 lanes
+    for (int64_t l = 0; l < n; l += L) {
+      const int64_t m = std::min<int64_t>(L, n - l);
+      VD v = {};
+      for (int64_t q = 0; q < m; ++q) v[q] = x[l + q];
+      v = fast_ieee_d<Mode>(out_params_, v);
+      for (int64_t q = 0; q < m; ++q) y[l + q] = static_cast<float>(v[q]);
+    }
   }
   double round_out_ieee(double v) const {
     switch (out_params_.mode) {
@@ -526,6 +561,24 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
                 crow[o.col_offset ? o.col_offset[jb + l] : jb + l] =
                     v != v ? static_cast<float>(quiet_nan()) : v;
               }
+            }
+          }
+          return;
+        }
+        if (ep.rounding_finish()) {  // the same walk; out's rounding a vector at a time
+          const GemmOutput& o = pb.out;
+          float sum[NR], rounded[NR];
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+            float* crow = o.C + i * o.ldc;
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              const float* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
+              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+              const float* bias = o.bias ? (o.bias_per_row ? nullptr : o.bias + jb) : nullptr;
+              const float row_bias = o.bias && o.bias_per_row ? o.bias[i] : 0.0f;
+              for (int64_t l = 0; l < w; ++l) sum[l] = o.bias ? src[l] + (bias ? bias[l] : row_bias) : src[l];
+              ep.round_out(sum, w, rounded);
+              for (int64_t l = 0; l < w; ++l) crow[o.col_offset ? o.col_offset[jb + l] : jb + l] = rounded[l];
             }
           }
           return;
