@@ -143,7 +143,7 @@ void PaddedPlanes::build(int64_t count, PlaneOf planes, int64_t src_rows, int64_
   rows = std::max(src_rows, r_hi) - row_lo;
   cols = std::max(src_cols, c_hi) - col_lo;
   const int64_t size = plane_size();
-  data.resize(static_cast<size_t>(count * size));
+  data = UninitBuffer<float>(static_cast<size_t>(count * size));
   parallel_for(count, threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)),
                [&](int64_t i0, int64_t i1) {
                  for (int64_t i = i0; i < i1; ++i) {
@@ -243,7 +243,7 @@ void Im2colByPixel::fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, 
 }
 
 void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  if (!padded_.data.empty()) {
+  if (padded_.data.size() != 0) {
     fill_padded(x0, nx, k0, kc, dst, ld);
     return;
   }
@@ -255,7 +255,7 @@ void Im2colByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* 
 }
 
 void Im2colByTap::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  if (!padded_.data.empty()) {
+  if (padded_.data.size() != 0) {
     fill_padded(x0, nx, k0, kc, dst, ld);
     return;
   }
@@ -291,7 +291,7 @@ void GradByPixel::fill_padded(int64_t x0, int64_t nx, int64_t k0, int64_t kc, fl
 }
 
 void GradByPixel::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
-  if (!padded_.data.empty()) {
+  if (padded_.data.size() != 0) {
     fill_padded(x0, nx, k0, kc, dst, ld);
     return;
   }

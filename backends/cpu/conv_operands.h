@@ -9,9 +9,9 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/uninit_buffer.h"
 #include "core/conv_checks.h"
 
 namespace emu {
@@ -42,7 +42,7 @@ struct ConvGeom : ConvShape {
 // Used at stride 1 (both directions), where a run of pixels along a row and a
 // tap read one contiguous stretch of a row.
 struct PaddedPlanes {
-  std::vector<float> data;
+  UninitBuffer<float> data{0};  // written in full by build()
   int64_t row_lo = 0, col_lo = 0, rows = 0, cols = 0;
   // Source plane i at planes(i), each src_rows x src_cols; the row and column ranges to cover.
   template <class PlaneOf>
