@@ -544,77 +544,56 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           }
         }
       }
-      if constexpr (std::is_same_v<Acc, float>) {
-        if (ep.native_finish()) {  // row by row, panel by panel: no index arithmetic per output
-          const GemmOutput& o = pb.out;
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
-            float* crow = o.C + i * o.ldc;
-            for (int64_t panel = p0; panel < p1; ++panel) {
-              const float* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
-              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
-              const float* bias = o.bias ? (o.bias_per_row ? nullptr : o.bias + jb) : nullptr;
-              const float row_bias = o.bias && o.bias_per_row ? o.bias[i] : 0.0f;
-              for (int64_t l = 0; l < w; ++l) {
-                float v = src[l];
-                if (o.bias) v = v + (bias ? bias[l] : row_bias);
-                crow[o.col_offset ? o.col_offset[jb + l] : jb + l] =
-                    v != v ? static_cast<float>(quiet_nan()) : v;
-              }
-            }
+      // The outputs row by row, panel by panel (no index arithmetic per output): visit(i, x0, jb, w)
+      // for the accumulators x0 .. x0 + w - 1 of row i, which are outputs (i, jb .. jb + w - 1).
+      auto each_row_panel = [&](auto&& visit) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
+          for (int64_t panel = p0; panel < p1; ++panel) {
+            const int64_t jb = jc + panel * NR;
+            visit(i, static_cast<size_t>(((g * np + panel - p0) * MR + r) * NR), jb,
+                  std::min(NR, j_end - jb));
           }
+        }
+      };
+      const GemmOutput& o = pb.out;
+      auto bias_of = [&](int64_t i, int64_t j) { return o.bias_per_row ? o.bias[i] : o.bias[j]; };
+      if constexpr (std::is_same_v<Acc, float>) {
+        if (ep.native_finish()) {
+          each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
+            for (int64_t l = 0; l < w; ++l) {
+              float v = acc[x0 + l];
+              if (o.bias) v = v + bias_of(i, jb + l);
+              *pb.c_at(i, jb + l) = v != v ? static_cast<float>(quiet_nan()) : v;
+            }
+          });
           return;
         }
-        if (ep.rounding_finish()) {  // the same walk; out's rounding a vector at a time
-          const GemmOutput& o = pb.out;
-          float sum[NR], rounded[NR];
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
-            float* crow = o.C + i * o.ldc;
-            for (int64_t panel = p0; panel < p1; ++panel) {
-              const float* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
-              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
-              const float* bias = o.bias ? (o.bias_per_row ? nullptr : o.bias + jb) : nullptr;
-              const float row_bias = o.bias && o.bias_per_row ? o.bias[i] : 0.0f;
-              for (int64_t l = 0; l < w; ++l) sum[l] = o.bias ? src[l] + (bias ? bias[l] : row_bias) : src[l];
-              ep.round_out(sum, w, rounded);
-              for (int64_t l = 0; l < w; ++l) crow[o.col_offset ? o.col_offset[jb + l] : jb + l] = rounded[l];
-            }
-          }
+        if (ep.rounding_finish()) {  // out's rounding a vector at a time
+          each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
+            float sum[NR], rounded[NR];
+            for (int64_t l = 0; l < w; ++l) sum[l] = o.bias ? acc[x0 + l] + bias_of(i, jb + l) : acc[x0 + l];
+            ep.round_out(sum, w, rounded);
+            for (int64_t l = 0; l < w; ++l) *pb.c_at(i, jb + l) = rounded[l];
+          });
           return;
         }
       }
       if constexpr (std::is_same_v<Acc, int32_t>) {
         if (ep.converting_finish()) {  // acc_value is exact (|acc| < 2^31 times a power of two)
-          const GemmOutput& o = pb.out;
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
-            float* crow = o.C + i * o.ldc;
-            for (int64_t panel = p0; panel < p1; ++panel) {
-              const Acc* src = acc.data() + ((g * np + panel - p0) * MR + r) * NR;
-              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
-              if (o.col_offset) {
-                for (int64_t l = 0; l < w; ++l)
-                  crow[o.col_offset[jb + l]] = static_cast<float>(kern.acc_value(src[l]));
-              } else {
-                for (int64_t l = 0; l < w; ++l) crow[jb + l] = static_cast<float>(kern.acc_value(src[l]));
-              }
-            }
-          }
+          each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
+            for (int64_t l = 0; l < w; ++l)
+              *pb.c_at(i, jb + l) = static_cast<float>(kern.acc_value(acc[x0 + l]));
+          });
           return;
         }
       }
-      for (int64_t i = i0; i < i1; ++i) {  // as above: a row's outputs panel by panel
-        const int64_t g = (i - i0) / MR, r = (i - i0) % MR;
-        for (int64_t panel = p0; panel < p1; ++panel) {
-          const size_t x0 = static_cast<size_t>(((g * np + panel - p0) * MR + r) * NR);
-          const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
-          for (int64_t l = 0; l < w; ++l) {
-            const double v = ep.chunked() ? outer[x0 + l] : kern.acc_value(acc[x0 + l]);
-            *pb.c_at(i, jb + l) = ep.finish(v, pb.bias_at(i, jb + l), static_cast<uint64_t>(i * N + jb + l));
-          }
+      each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
+        for (int64_t l = 0; l < w; ++l) {
+          const double v = ep.chunked() ? outer[x0 + l] : kern.acc_value(acc[x0 + l]);
+          *pb.c_at(i, jb + l) = ep.finish(v, pb.bias_at(i, jb + l), static_cast<uint64_t>(i * N + jb + l));
         }
-      }
+      });
     });
   }
 }
