@@ -38,6 +38,17 @@ struct UpdateArith {
   EMU_HD float read(float a) const { return native ? a : quantize(f, a); }
 };
 
+// UpdateArith's plain-fp32 branch alone, for loops that take that branch once
+// (the CPU's): the same binary32 operations.
+struct Fp32UpdateArith {
+  EMU_HD float add(float a, float b) const { return fp32::add(a, b); }
+  EMU_HD float sub(float a, float b) const { return fp32::sub(a, b); }
+  EMU_HD float mul(float a, float b) const { return fp32::mul(a, b); }
+  EMU_HD float div(float a, float b) const { return fp32::div(a, b); }
+  EMU_HD float sqrt(float a) const { return fp32::sqrt(a); }
+  EMU_HD float read(float a) const { return a; }
+};
+
 // The constants of one SGD call (SgdUpdate of core/optim_types.h), computed once on the host.
 struct SgdStep {
   float lr, momentum, weight_decay;
@@ -54,7 +65,9 @@ SgdStep sgd_constants(const O& o) {
 // One element of PyTorch's SGD; buf is null when momentum is 0:
 //   g' = g + wd*p;  buf = first ? g' : momentum*buf + (1-dampening)*g';
 //   d = nesterov ? g' + momentum*buf : buf (momentum 0: d = g');  p = p - lr*d
-EMU_HD void sgd_step(const UpdateArith& u, const SgdStep& s, float& p, float g, float* buf) {
+// U: UpdateArith or Fp32UpdateArith.
+template <class U>
+EMU_HD void sgd_step(const U& u, const SgdStep& s, float& p, float g, float* buf) {
   float gi = u.read(g);
   if (s.weight_decay != 0) gi = u.add(gi, u.mul(s.weight_decay, p));
   float d = gi;
@@ -94,7 +107,9 @@ AdamStep adam_constants(const UpdateArith& u, const O& o) {
 //   AdamW: p = p - R(lr*wd)*p;  Adam: g = g + wd*p
 //   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g
 //   p = p - lr * (m / bc1) / (sqrt(v / bc2) + eps)
-EMU_HD void adam_step(const UpdateArith& u, const AdamStep& s, float& p, float g, float& m, float& v) {
+// U: UpdateArith or Fp32UpdateArith.
+template <class U>
+EMU_HD void adam_step(const U& u, const AdamStep& s, float& p, float g, float& m, float& v) {
   float gi = u.read(g);
   if (s.weight_decay != 0) {
     if (s.decoupled)

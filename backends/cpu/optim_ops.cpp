@@ -1,6 +1,8 @@
 // Optimizer updates on the CPU: the per-element steps of numerics/update_arith.h
 // (each arithmetic step one correctly rounded operation in the update format),
-// element after element.
+// in chunks of elements over the thread pool (each element is independent). In
+// plain fp32 the loops call the steps with Fp32UpdateArith, so that the format
+// is not tested again for every operation.
 #include "backends/cpu/cpu_backend.h"
 #include "core/optim_checks.h"
 #include "core/tensor.h"
@@ -16,8 +18,12 @@ void CpuBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& gra
   float* p = param.data();
   const float* g = grad.data();
   float* b = o.momentum != 0 ? buf.data() : nullptr;
-  const int64_t n = param.numel();
-  for (int64_t i = 0; i < n; ++i) sgd_step(u, s, p[i], g[i], b ? b + i : nullptr);
+  parallel_for(param.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
+    if (u.native)
+      for (int64_t i = lo; i < hi; ++i) sgd_step(Fp32UpdateArith{}, s, p[i], g[i], b ? b + i : nullptr);
+    else
+      for (int64_t i = lo; i < hi; ++i) sgd_step(u, s, p[i], g[i], b ? b + i : nullptr);
+  });
 }
 
 // p, g, m, v: same shape; adam_step per element.
@@ -29,8 +35,12 @@ void CpuBackend::adam_update(const AdamUpdate& o, Tensor& param, const Tensor& g
   const float* g = grad.data();
   float* mp = m.data();
   float* vp = v.data();
-  const int64_t n = param.numel();
-  for (int64_t i = 0; i < n; ++i) adam_step(u, s, p[i], g[i], mp[i], vp[i]);
+  parallel_for(param.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
+    if (u.native)
+      for (int64_t i = lo; i < hi; ++i) adam_step(Fp32UpdateArith{}, s, p[i], g[i], mp[i], vp[i]);
+    else
+      for (int64_t i = lo; i < hi; ++i) adam_step(u, s, p[i], g[i], mp[i], vp[i]);
+  });
 }
 
 // x: (any shape, contiguous) *= factor, each product rounded to f.
