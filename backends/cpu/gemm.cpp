@@ -495,7 +495,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if constexpr (kBounded) {  // the padding rows are zeros
               const AbsRange range = abs_range_flat(apack.data(), kc * MR);
               amax = range.max;
-              amin = range.min_nonzero;
+              if constexpr (kNormalPath) amin = range.min_nonzero;
             }
           } else {
             float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
@@ -503,7 +503,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if constexpr (kBounded) {
               const AbsRange range = abs_range(stage, kc, h, MR);
               amax = range.max;
-              amin = range.min_nonzero;
+              if constexpr (kNormalPath) amin = range.min_nonzero;
             }
             if constexpr (G == 1) {
               for (int64_t q = 0; q < kr; ++q) {
