@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "numerics/fast_round_lanes.h"
 #include "numerics/format.h"
@@ -200,6 +201,33 @@ EMU_HD FastIeeeD fast_ieee_d_params(const Format& f) {
   p.ovf_pos = tz_pos ? p.max_bits : p.inf_pos;
   p.ovf_neg = tz_neg ? p.max_bits | sign : p.inf_neg;
   return p;
+}
+
+// visit(std::integral_constant<Rounding, M>{}) for the mode M = mode, so that a
+// caller picks its fast_ieee_d<M> instance once; false (and no call) for
+// stochastic rounding, which has no fast kernel.
+template <class Visit>
+bool visit_fast_mode(Rounding mode, Visit&& visit) {
+  switch (mode) {
+    case Rounding::NearestEven:
+      visit(std::integral_constant<Rounding, Rounding::NearestEven>{});
+      return true;
+    case Rounding::TowardZero:
+      visit(std::integral_constant<Rounding, Rounding::TowardZero>{});
+      return true;
+    case Rounding::Up:
+      visit(std::integral_constant<Rounding, Rounding::Up>{});
+      return true;
+    case Rounding::Down:
+      visit(std::integral_constant<Rounding, Rounding::Down>{});
+      return true;
+    case Rounding::NearestAway:
+      visit(std::integral_constant<Rounding, Rounding::NearestAway>{});
+      return true;
+    case Rounding::Stochastic:
+      break;
+  }
+  return false;
 }
 
 template <Rounding Mode, class D, class U = typename LaneTraits<D>::U>

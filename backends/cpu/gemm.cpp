@@ -163,21 +163,18 @@ class Epilogue {
   }
   // y[l] = fast_ieee_d(out, x[l]) for l < n, binary64 lanes at a time (rounding_finish()).
   void round_out(const float* x, int64_t n, float* y) const {
-    switch (out_params_.mode) {
-      case Rounding::NearestEven:
-        return round_out_lanes<Rounding::NearestEven>(x, n, y);
-      case Rounding::TowardZero:
-        return round_out_lanes<Rounding::TowardZero>(x, n, y);
-      case Rounding::Up:
-        return round_out_lanes<Rounding::Up>(x, n, y);
-      case Rounding::Down:
-        return round_out_lanes<Rounding::Down>(x, n, y);
-      case Rounding::NearestAway:
-        return round_out_lanes<Rounding::NearestAway>(x, n, y);
-      case Rounding::Stochastic:
-        break;
-    }
-    for (int64_t l = 0; l < n; ++l) y[l] = static_cast<float>(round_value(p_.out, x[l], 0));
+    const bool fast = visit_fast_mode(out_params_.mode, [&](auto mode) {
+      constexpr int L = kHalfLanes;  // binary64 lanes
+      for (int64_t l = 0; l < n; l += L) {
+        const int64_t m = std::min<int64_t>(L, n - l);
+        VD v = {};
+        for (int64_t q = 0; q < m; ++q) v[q] = x[l + q];
+        v = fast_ieee_d<decltype(mode)::value>(out_params_, v);
+        for (int64_t q = 0; q < m; ++q) y[l + q] = static_cast<float>(v[q]);
+      }
+    });
+    if (!fast)
+      for (int64_t l = 0; l < n; ++l) y[l] = static_cast<float>(round_value(p_.out, x[l], 0));
   }
 
   // outer <- R_outer(outer + acc) for chunk c of output o.
@@ -211,32 +208,11 @@ class Epilogue {
   uint32_t draw(uint64_t o, uint64_t site) const {
     return philox_draw(pb_.draws.seed, pb_.draws.stream, o * pb_.sites + site);
   }
-  template <Rounding Mode>
-  void round_out_lanes(const float* x, int64_t n, float* y) const {
-    constexpr int L = kHalfLanes;  // binary64 lanes
-    for (int64_t l = 0; l < n; l += L) {
-      const int64_t m = std::min<int64_t>(L, n - l);
-      VD v = {};
-      for (int64_t q = 0; q < m; ++q) v[q] = x[l + q];
-      v = fast_ieee_d<Mode>(out_params_, v);
-      for (int64_t q = 0; q < m; ++q) y[l + q] = static_cast<float>(v[q]);
-    }
-  }
   double round_out_ieee(double v) const {
-    switch (out_params_.mode) {
-      case Rounding::NearestEven:
-        return fast_ieee_d<Rounding::NearestEven>(out_params_, v);
-      case Rounding::TowardZero:
-        return fast_ieee_d<Rounding::TowardZero>(out_params_, v);
-      case Rounding::Up:
-        return fast_ieee_d<Rounding::Up>(out_params_, v);
-      case Rounding::Down:
-        return fast_ieee_d<Rounding::Down>(out_params_, v);
-      case Rounding::NearestAway:
-        return fast_ieee_d<Rounding::NearestAway>(out_params_, v);
-      case Rounding::Stochastic:
-        break;
-    }
+    double r = 0.0;
+    if (visit_fast_mode(out_params_.mode,
+                        [&](auto mode) { r = fast_ieee_d<decltype(mode)::value>(out_params_, v); }))
+      return r;
     return round_value(p_.out, v, 0);
   }
 
@@ -772,25 +748,7 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
     }
     case GemmPath::MulIeeeF32:
       if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
-        switch (p.mul.rounding) {
-          case Rounding::NearestEven:
-            run_mul_ieee<Rounding::NearestEven>(pb, threads);
-            break;
-          case Rounding::TowardZero:
-            run_mul_ieee<Rounding::TowardZero>(pb, threads);
-            break;
-          case Rounding::Up:
-            run_mul_ieee<Rounding::Up>(pb, threads);
-            break;
-          case Rounding::Down:
-            run_mul_ieee<Rounding::Down>(pb, threads);
-            break;
-          case Rounding::NearestAway:
-            run_mul_ieee<Rounding::NearestAway>(pb, threads);
-            break;
-          case Rounding::Stochastic:
-            break;
-        }
+        visit_fast_mode(p.mul.rounding, [&](auto mode) { run_mul_ieee<decltype(mode)::value>(pb, threads); });
         return path;
       }
       break;

@@ -36,22 +36,9 @@ class Round {
     if (fast_) p_ = fast_ieee_d_params(f);
   }
   double operator()(double x, uint32_t draw) const {
-    if (fast_) {
-      switch (p_.mode) {
-        case Rounding::NearestEven:
-          return fast_ieee_d<Rounding::NearestEven>(p_, x);
-        case Rounding::TowardZero:
-          return fast_ieee_d<Rounding::TowardZero>(p_, x);
-        case Rounding::Up:
-          return fast_ieee_d<Rounding::Up>(p_, x);
-        case Rounding::Down:
-          return fast_ieee_d<Rounding::Down>(p_, x);
-        case Rounding::NearestAway:
-          return fast_ieee_d<Rounding::NearestAway>(p_, x);
-        case Rounding::Stochastic:
-          break;
-      }
-    }
+    double r = 0.0;
+    if (fast_ && visit_fast_mode(p_.mode, [&](auto mode) { r = fast_ieee_d<decltype(mode)::value>(p_, x); }))
+      return r;
     return round_value(f_, x, draw);
   }
   // R_f(a + b), a and b values of binary64.

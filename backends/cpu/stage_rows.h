@@ -58,25 +58,9 @@ class StageRows {
   void run(Op op, const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
     int64_t j = 0;
     if (vector_) {
-      switch (s_.fr.mode) {
-        case Rounding::NearestEven:
-          j = lanes<Rounding::NearestEven>(op, a, b, bs, out, n, i0);
-          break;
-        case Rounding::TowardZero:
-          j = lanes<Rounding::TowardZero>(op, a, b, bs, out, n, i0);
-          break;
-        case Rounding::Up:
-          j = lanes<Rounding::Up>(op, a, b, bs, out, n, i0);
-          break;
-        case Rounding::Down:
-          j = lanes<Rounding::Down>(op, a, b, bs, out, n, i0);
-          break;
-        case Rounding::NearestAway:
-          j = lanes<Rounding::NearestAway>(op, a, b, bs, out, n, i0);
-          break;
-        case Rounding::Stochastic:
-          break;  // not vector_
-      }
+      // (vector_ excludes :sr)
+      visit_fast_mode(s_.fr.mode,
+                      [&](auto mode) { j = lanes<decltype(mode)::value>(op, a, b, bs, out, n, i0); });
     }
     for (; j < n; ++j) out[j] = one(op, a[j], b ? b[j] : bs, i0 + static_cast<uint64_t>(j));
   }
