@@ -38,15 +38,14 @@ namespace emu::gemm_detail {
 using VF = v16f32;  // binary32 lanes
 using VU = v16u32;
 using VI = v16i32;
-using VD = v8f64;  // binary64 lanes, half as many
 constexpr bool kWideVectors = true;
 #else
 using VF = v8f32;
 using VU = v8u32;
 using VI = v8i32;
-using VD = v4f64;
 constexpr bool kWideVectors = false;
 #endif
+using VD = NativeF64;  // binary64 lanes, half as many (numerics/fast_round_lanes.h)
 using VMask = typename LaneTraits<VF>::Mask;
 constexpr int kLanes = static_cast<int>(sizeof(VF) / sizeof(float));  // 16 or 8
 constexpr int kHalfLanes = kLanes / 2;
