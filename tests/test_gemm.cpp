@@ -719,6 +719,18 @@ TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
              {{3, 20, 30}, {5, 40, 9}});
 }
 
+// Shapes over several row groups and row tasks, with a last group of 6 rows:
+// M = 64 and 70 take the 16-row fp32 tile on AVX-512, M = 6 and 24 the 8-row one
+// (gemm.cpp run_fp32); path (b)'s 8-row tile runs 9, 3 and 8 groups of them.
+TEST_CASE("fast paths over several row groups and tasks equal mac_reduce", "[gemm]") {
+  const std::vector<Shape> shapes = {{70, 35, 300}, {64, 40, 257}, {6, 41, 30}, {24, 33, 20}};
+  check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Normal, Data::Normal, 40, shapes);
+  check_gemm(policy("fp32", "fp32", "bf16", 7), GemmPath::Fp32, Data::Wide, Data::Sparse, 41, shapes);
+  check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Normal, Data::Normal, 42, shapes);
+  check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Tiny, Data::Wide, 43, shapes);
+  check_gemm(policy("bf16", "bf16"), GemmPath::AccIeee, Data::Normal, Data::Normal, 44, shapes);
+}
+
 TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]") {
   for (const char* mul :
        {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "e5m10:sat", "fp4_e2m1", "bf16", "tf32", "e8m1", "e8m21"}) {

@@ -398,7 +398,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
-  const int64_t rb = std::min(kRB, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
+  const int64_t rb_max = std::max<int64_t>(MR, kRB / MR * MR);  // MR = 6 (AVX2): 30, not 32
+  const int64_t rb = std::min(rb_max, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
   const int64_t row_tasks = (M + rb - 1) / rb;
 
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -617,6 +618,19 @@ bool int_path(const Problem& pb, KernInt* kern) {
   return true;
 }
 
+// The fp32 tile: the tall one unless it would pad at least an eighth more rows
+// than the short one (M = 6: 16 rows for 6 against 8; M = 64, 120, 512: tall).
+void run_fp32(const Problem& pb, int threads) {
+  if constexpr (kFp32TallMR != kFp32MR) {
+    auto padded = [&](int64_t mr) { return (pb.M + mr - 1) / mr * mr; };
+    if (8 * padded(kFp32TallMR) < 9 * padded(kFp32MR)) {
+      fast_gemm(KernFp32<kFp32TallMR>{}, pb, threads, true);
+      return;
+    }
+  }
+  fast_gemm(KernFp32<>{}, pb, threads, true);
+}
+
 void run_mul_fma(const Problem& pb, int threads) {
   KernMulF32<ProductF32> kern;
   kern.p = *pb.p;
@@ -732,7 +746,7 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
   switch (path) {
     case GemmPath::Fp32:
       if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
-        fast_gemm(KernFp32{}, pb, threads, true);
+        run_fp32(pb, threads);
         return path;
       }
       break;

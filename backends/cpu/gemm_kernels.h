@@ -149,21 +149,28 @@ struct BRowOf {
 
 // Tile shapes. Each accumulator vector, B vector and temporary wants a
 // register: 32 with AVX-512, 16 with AVX2.
-//   (a) fp32: 8 x 16 on AVX-512 (one vector per row, so that each broadcast A
-//       element feeds a single multiply and the compiler folds the broadcast
-//       into it: on AMD Zen 4 a separate broadcast took a vector pipe and a
-//       4 x 32 tile ran at about half the multiply/add throughput), 6 x 16 on
-//       AVX2 (12 accumulators, 2 B vectors, the broadcast).
+//   (a) fp32: 16 x 16 or 8 x 16 on AVX-512 (one vector per row, so that each
+//       broadcast A element feeds a single multiply and the compiler folds the
+//       broadcast into it: on AMD Zen 4 a separate broadcast took a vector pipe
+//       and a 4 x 32 tile ran at about half the multiply/add throughput). The
+//       16-row tile loads each B vector for twice as many rows: on an AMD Zen 5
+//       core its inner loop ran at 106.8 GMAC/s against the 8-row tile's 87.9
+//       (a throwaway loop over 32 packed 256-term panels); gemm.cpp takes the
+//       8-row one where 16 would pad many more rows (LeNet-5's 6 channels).
+//       6 x 16 on AVX2 (12 accumulators, 2 B vectors, the broadcast).
 //   (b)-(e): 4 rows of two vectors (4 x 32 or 4 x 16); the posit kernel, with
-//       its many temporaries, 2 x 16 on AVX2.
+//       its many temporaries, 2 x 16 on AVX2. (b) on AVX-512: 8 x 32 (16
+//       accumulators): e6m6's normal path 34.6 -> 36.4 GMAC/s in the loop above.
 constexpr int kFp32MR = kWideVectors ? 8 : 6;
+constexpr int kFp32TallMR = kWideVectors ? 16 : 6;
 constexpr int kFp32NV = kWideVectors ? 1 : 2;
 
 // (a) mul fp32 / acc fp32, RNE. One binary32 multiply is R_fp32 of the exact
 // product and one add is R_fp32 of the exact sum (no FMA: -ffp-contract=off).
 // Needs finite operands (Inf * 0 would not be skipped); gemm.cpp checks.
+template <int kMR = kFp32MR>
 struct KernFp32 {
-  static constexpr int MR = kFp32MR, NV = kFp32NV, NR = NV * kLanes;
+  static constexpr int MR = kMR, NV = kFp32NV, NR = NV * kLanes;
   using AElem = float;
   using BElem = float;
   using Acc = float;
@@ -245,7 +252,7 @@ struct ProductRne {
 // lane by lane.
 template <class Product>
 struct KernMulF32 {
-  static constexpr int MR = 4, NV = Product::NV, NR = NV * kLanes;
+  static constexpr int MR = kWideVectors ? 8 : 4, NV = Product::NV, NR = NV * kLanes;
   using AElem = typename Product::AElem;
   using BElem = typename Product::BElem;
   using Acc = float;
