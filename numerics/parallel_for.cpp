@@ -55,14 +55,23 @@ class Pool {
     part_ = &part;
     parts_ = parts;
     claimed_ = 0;
-    unfinished_ = parts;
+    unfinished_.store(parts, std::memory_order_relaxed);
     error_ = nullptr;
     published_.store(++loop_id_, std::memory_order_release);
     for (int i = 1; i < parts; ++i) wake_.notify_one();
     tl_inside_loop = true;
     work(lock);  // the caller takes part 0 (it claims first) and whatever is left
     tl_inside_loop = false;
-    finished_.wait(lock, [&] { return unfinished_ == 0; });
+    if (unfinished_.load(std::memory_order_relaxed) != 0) {
+      // The workers' last parts usually end within microseconds: watch for
+      // that before sleeping, as the workers watch for the next loop. A sleep
+      // and its wake-up are two system calls, each several microseconds in a
+      // virtual machine (LeNet-5 runs hundreds of loops a step).
+      lock.unlock();
+      for (int i = 0; i < kSpins && unfinished_.load(std::memory_order_acquire) != 0; ++i) pause();
+      lock.lock();
+    }
+    finished_.wait(lock, [&] { return unfinished_.load(std::memory_order_relaxed) == 0; });
     part_ = nullptr;
     std::exception_ptr error = error_;
     lock.unlock();
@@ -85,7 +94,7 @@ class Pool {
       }
       lock.lock();
       if (error && !error_) error_ = error;
-      if (--unfinished_ == 0) finished_.notify_all();
+      if (unfinished_.fetch_sub(1, std::memory_order_release) == 1) finished_.notify_all();
     }
   }
 
@@ -129,7 +138,8 @@ class Pool {
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* part_ = nullptr;
-  int parts_ = 0, claimed_ = 0, unfinished_ = 0;
+  int parts_ = 0, claimed_ = 0;
+  std::atomic<int> unfinished_{0};  // written under mutex_; the caller also watches it without
   uint64_t loop_id_ = 0;
   std::atomic<uint64_t> published_{0};  // loop_id_, readable without the mutex
   static constexpr int kSpins = 4000;   // about 20 to 100 microseconds of pause instructions

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -175,6 +176,24 @@ TEST_CASE("an exception thrown in a part comes out of the loop", "[threads]") {
   CHECK(done.load() == 3);  // every part ran to its end before the loop rethrew
   // The pool still works afterwards.
   CHECK(cover(300, 3, 1).parts.size() == 3);
+}
+
+TEST_CASE("a loop returns only after every part has ended (short and long parts)", "[threads]") {
+  // The caller watches for the workers' last parts for a while, then sleeps:
+  // parts that end within that watch (none, 1 us), and after it (20 ms, far
+  // past the watch's tens of microseconds), must all have ended on return.
+  for (int us : {0, 1, 20000}) {
+    for (int call = 0; call < 20; ++call) {
+      std::atomic<int> ended{0};
+      parallel_parts(3, [&](int w) {
+        if (w != 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+        ended.fetch_add(1);
+      });
+      INFO("parts of " << us << " us, call " << call);
+      REQUIRE(ended.load() == 3);
+      if (us == 20000 && call == 2) break;  // three slow calls are enough
+    }
+  }
 }
 
 TEST_CASE("the pool keeps its threads between loops", "[threads]") {
