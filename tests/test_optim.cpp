@@ -5,12 +5,15 @@
 #include <cstring>
 #include <random>
 
+#include "backends/cpu/cpu_backend.h"
 #include "core/autograd.h"
 #include "numerics/format_spec.h"
 #include "numerics/round.h"
+#include "numerics/update_arith.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "optim/sgd.h"
+#include "tests/test_util.h"
 
 using emu::Tensor;
 
@@ -174,4 +177,40 @@ TEST_CASE("the fp32 update's std::sqrt is IEEE's correctly rounded square root",
     float a = std::sqrt(x), b = static_cast<float>(emu::format_sqrt(fp32, x));
     REQUIRE(std::memcmp(&a, &b, 4) == 0);
   }
+}
+
+TEST_CASE("the CPU sgd_update in fp32 equals sgd_step element by element for every switch", "[optim]") {
+  // The plain fp32 loop is specialised per combination of weight decay, momentum,
+  // first step and Nesterov (backends/cpu/optim_ops.cpp); each must give the
+  // bits of the generic step, called here element by element, with 1-3 threads.
+  emu::CpuBackend& cpu = emu::cpu_backend();
+  const int threads_before = cpu.threads();
+  const int64_t n = 1037;  // several chunks and a ragged tail
+  const Tensor p0 = emu::test::rich_tensor({n}, 1), g = emu::test::rich_tensor({n}, 2);
+  const Tensor b0 = emu::test::rich_tensor({n}, 3);
+  for (int combo = 0; combo < 16; ++combo) {
+    emu::SgdUpdate o;
+    o.lr = 0.1f;
+    o.weight_decay = combo & 1 ? 5e-4f : 0.0f;
+    o.momentum = combo & 2 ? 0.9f : 0.0f;
+    o.dampening = combo & 2 ? 0.1f : 0.0f;
+    o.first_step = (combo & 4) != 0;
+    o.nesterov = (combo & 8) != 0;
+    o.update_format = emu::parse_format("fp32");
+    const emu::SgdStep s = emu::sgd_constants(o);
+    std::vector<float> want_p = p0.to_vector(), want_b = b0.to_vector();
+    const std::vector<float> gv = g.to_vector();
+    for (int64_t i = 0; i < n; ++i)
+      emu::sgd_step(emu::UpdateArith(o.update_format), s, want_p[i], gv[i],
+                    o.momentum != 0 ? &want_b[i] : nullptr);
+    for (int threads = 1; threads <= 3; ++threads) {
+      cpu.set_threads(threads);
+      Tensor p = Tensor::from_vector({n}, p0.to_vector()), b = Tensor::from_vector({n}, b0.to_vector());
+      cpu.sgd_update(o, p, g, b);
+      INFO("combo " << combo << ", threads " << threads);
+      CHECK(std::memcmp(p.to_vector().data(), want_p.data(), n * sizeof(float)) == 0);
+      if (o.momentum != 0) CHECK(std::memcmp(b.to_vector().data(), want_b.data(), n * sizeof(float)) == 0);
+    }
+  }
+  cpu.set_threads(threads_before);
 }

@@ -10,6 +10,41 @@
 
 namespace emu {
 
+namespace {
+
+// Plain fp32 sgd_step over [lo, hi) with its switches fixed for the loop: the
+// step's branches (weight decay, momentum, first step, Nesterov) fold away and
+// the loop vectorises, where the per-element branches and three possibly
+// aliased arrays had kept it scalar (ResNet-18 b32: 35-50 ms a step).
+template <bool kDecay, bool kMomentum, bool kFirst, bool kNesterov>
+void sgd_rows_fp32(const SgdStep& s, float* __restrict p, const float* __restrict g, float* __restrict b,
+                   int64_t lo, int64_t hi) {
+  SgdStep fixed = s;
+  if constexpr (!kDecay) fixed.weight_decay = 0.0f;
+  fixed.first_step = kFirst;
+  fixed.nesterov = kNesterov;
+  for (int64_t i = lo; i < hi; ++i)
+    sgd_step(Fp32UpdateArith{}, fixed, p[i], g[i], kMomentum ? b + i : nullptr);
+}
+
+template <bool... kFixed>
+void sgd_rows_fp32_dispatch(const SgdStep& s, float* p, const float* g, float* b, int64_t lo, int64_t hi) {
+  if constexpr (sizeof...(kFixed) == 4) {
+    sgd_rows_fp32<kFixed...>(s, p, g, b, lo, hi);
+  } else {
+    const bool next = sizeof...(kFixed) == 0   ? s.weight_decay != 0
+                      : sizeof...(kFixed) == 1 ? b != nullptr
+                      : sizeof...(kFixed) == 2 ? s.first_step
+                                               : s.nesterov;
+    if (next)
+      sgd_rows_fp32_dispatch<kFixed..., true>(s, p, g, b, lo, hi);
+    else
+      sgd_rows_fp32_dispatch<kFixed..., false>(s, p, g, b, lo, hi);
+  }
+}
+
+}  // namespace
+
 // p, g, buf: same shape; sgd_step per element.
 void CpuBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& grad, Tensor& buf) {
   check_sgd_update(o.momentum != 0, param, grad, buf);
@@ -20,7 +55,7 @@ void CpuBackend::sgd_update(const SgdUpdate& o, Tensor& param, const Tensor& gra
   float* b = o.momentum != 0 ? buf.data() : nullptr;
   parallel_for(param.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
     if (u.native)
-      for (int64_t i = lo; i < hi; ++i) sgd_step(Fp32UpdateArith{}, s, p[i], g[i], b ? b + i : nullptr);
+      sgd_rows_fp32_dispatch<>(s, p, g, b, lo, hi);
     else
       for (int64_t i = lo; i < hi; ++i) sgd_step(u, s, p[i], g[i], b ? b + i : nullptr);
   });
