@@ -366,6 +366,26 @@ double product_floor(uint32_t a, uint32_t b) {
   return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
 }
 
+// Epilogue::native_finish for w outputs (i, jb .. jb + w - 1) whose addresses run on
+// (no column-offset table, or a convolution's run of one image's pixels): loops
+// that vectorise, the bits of the per-output loop (acc, plus the bias when
+// there is one, NaN made canonical). Returns false for scattered outputs.
+bool native_finish_run(const GemmOutput& o, const float* acc, int64_t i, int64_t jb, int64_t w) {
+  if (o.col_offset && o.col_offset[jb + w - 1] - o.col_offset[jb] != w - 1) return false;
+  float* dst = o.C + i * o.ldc + (o.col_offset ? o.col_offset[jb] : jb);
+  auto canonical = [](float v) { return v != v ? static_cast<float>(quiet_nan()) : v; };
+  if (!o.bias) {
+    for (int64_t l = 0; l < w; ++l) dst[l] = canonical(acc[l]);
+  } else if (o.bias_per_row) {
+    const float b = o.bias[i];
+    for (int64_t l = 0; l < w; ++l) dst[l] = canonical(acc[l] + b);
+  } else {
+    const float* b = o.bias + jb;
+    for (int64_t l = 0; l < w; ++l) dst[l] = canonical(acc[l] + b[l]);
+  }
+  return true;
+}
+
 template <class Kern>
 void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary32) {
   using AElem = typename Kern::AElem;
@@ -538,6 +558,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       if constexpr (std::is_same_v<Acc, float>) {
         if (ep.native_finish()) {
           each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
+            if (native_finish_run(o, acc.data() + x0, i, jb, w)) return;
             for (int64_t l = 0; l < w; ++l) {
               float v = acc[x0 + l];
               if (o.bias) v = v + bias_of(i, jb + l);
