@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include "numerics/activations.h"
 #include "numerics/bulk.h"
 #include "numerics/format_spec.h"
+#include "numerics/fp32_ops.h"
 #include "numerics/parallel_for.h"
 #include "numerics/recurrent_cells.h"
 #include "tests/test_util.h"
@@ -194,6 +196,62 @@ TEST_CASE("a loop returns only after every part has ended (short and long parts)
       if (us == 20000 && call == 2) break;  // three slow calls are enough
     }
   }
+}
+
+TEST_CASE("accumulate adds g into acc one binary32 addition per element (views included)", "[threads]") {
+  // The contiguous, non-overlapping case runs a threaded loop; views that
+  // overlap or have strides copy g first. Each against a literal loop over a
+  // copy of g (the definition: acc_i = fp32(acc_i + g_i), NaN canonical).
+  CpuBackend& cpu = cpu_backend();
+  const int threads_before = cpu.threads();
+  const int64_t n = 40000;  // more than two threads' grain
+  std::vector<float> g0 = test::rich_tensor({n + 8}, 21).to_vector();
+  std::vector<float> a0 = test::rich_tensor({n + 8}, 22).to_vector();
+  for (int64_t i : {int64_t{0}, int64_t{12345}, n - 1}) {  // Inf - Inf: x86 gives -NaN, canonical is +NaN
+    a0[i] = std::numeric_limits<float>::infinity();
+    g0[i] = -std::numeric_limits<float>::infinity();
+  }
+  auto expect = [](std::vector<float> acc, const std::vector<float>& g) {
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] = fp32::add(acc[i], g[i]);
+    return acc;
+  };
+  for (int threads = 1; threads <= 3; ++threads) {
+    cpu.set_threads(threads);
+    INFO("threads " << threads);
+    {  // separate contiguous tensors
+      Tensor acc = Tensor::from_vector({n}, std::vector<float>(a0.begin(), a0.begin() + n));
+      const Tensor g = Tensor::from_vector({n}, std::vector<float>(g0.begin(), g0.begin() + n));
+      const std::vector<float> want = expect(acc.to_vector(), g.to_vector());
+      cpu.accumulate(acc, g);
+      CHECK(std::memcmp(acc.to_vector().data(), want.data(), n * sizeof(float)) == 0);
+    }
+    {  // the same tensor: acc += acc
+      Tensor acc = Tensor::from_vector({n}, std::vector<float>(a0.begin(), a0.begin() + n));
+      const std::vector<float> want = expect(acc.to_vector(), acc.to_vector());
+      cpu.accumulate(acc, acc);
+      CHECK(std::memcmp(acc.to_vector().data(), want.data(), n * sizeof(float)) == 0);
+    }
+    {  // overlapping views of one buffer, g five elements past acc
+      std::vector<float> buf = a0;
+      Tensor acc = Tensor::from_blob(buf.data(), {n}, {1});
+      const Tensor g = Tensor::from_blob(buf.data() + 5, {n}, {1});
+      const std::vector<float> want = expect(acc.to_vector(), g.to_vector());
+      cpu.accumulate(acc, g);
+      CHECK(std::memcmp(buf.data(), want.data(), n * sizeof(float)) == 0);
+    }
+    {  // a strided acc (every other element of a buffer)
+      std::vector<float> buf = a0;
+      Tensor acc = Tensor::from_blob(buf.data(), {n / 2}, {2});
+      const Tensor g = Tensor::from_vector({n / 2}, std::vector<float>(g0.begin(), g0.begin() + n / 2));
+      const std::vector<float> want = expect(acc.to_vector(), g.to_vector());
+      cpu.accumulate(acc, g);
+      CHECK(std::memcmp(acc.to_vector().data(), want.data(), n / 2 * sizeof(float)) == 0);
+      int64_t touched = 0;  // the elements between stay as they were
+      for (int64_t i = 0; i < n / 2; ++i) touched += std::memcmp(&buf[2 * i + 1], &a0[2 * i + 1], 4) != 0;
+      CHECK(touched == 0);
+    }
+  }
+  cpu.set_threads(threads_before);
 }
 
 TEST_CASE("the pool keeps its threads between loops", "[threads]") {

@@ -79,6 +79,17 @@ void CpuBackend::download(const Tensor& src, float* host) {
 // acc += g, one binary32 addition per element (the build never contracts it).
 void CpuBackend::accumulate(Tensor& acc, const Tensor& g) {
   check_same_shape("accumulate", acc, g);
+  const int64_t n = g.numel();
+  float* a = acc.data();
+  const float* gp = g.data();
+  // Contiguous tensors that do not overlap (or are the same): one threaded loop
+  // that vectorises, without the copy of g that guards overlapping views.
+  if (acc.is_contiguous() && g.is_contiguous() && (a == gp || a + n <= gp || gp + n <= a)) {
+    parallel_for(n, threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) a[i] = fp32::add(a[i], gp[i]);
+    });
+    return;
+  }
   std::vector<float> gv(static_cast<size_t>(g.numel()));
   download(g, gv.data());
   float* base = acc.data();
