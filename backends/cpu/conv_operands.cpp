@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/block_copy.h"
 #include "numerics/fast_round_lanes.h"
 #include "numerics/parallel_for.h"
 
@@ -166,23 +167,7 @@ void PaddedPlanes::build(int64_t count, PlaneOf planes, int64_t src_rows, int64_
 
 namespace {
 
-// count floats from src to out, 8 at a time (two overlapping vectors from 8 to 16).
-inline void copy_run(const float* src, float* out, int64_t count) {
-  v8f32 v;
-  if (count >= 8 && count <= 16) {
-    std::memcpy(&v, src, sizeof v);
-    std::memcpy(out, &v, sizeof v);
-    std::memcpy(&v, src + count - 8, sizeof v);
-    std::memcpy(out + count - 8, &v, sizeof v);
-    return;
-  }
-  int64_t c = 0;
-  for (; c + 8 <= count; c += 8) {
-    std::memcpy(&v, src + c, sizeof v);
-    std::memcpy(out + c, &v, sizeof v);
-  }
-  for (; c < count; ++c) out[c] = src[c];
-}
+using cpu_copy::copy_run;
 
 // The group's x planes (n, ci) at stride 1 for the im2col operands: output row oh and tap kh read
 // input row oh - ph + kh dh, from -ph to OH - 1 - ph + (KH - 1) dh (columns alike).

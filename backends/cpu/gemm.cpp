@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/block_copy.h"
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/split_gemm.h"
 #include "backends/cpu/uninit_buffer.h"
@@ -832,12 +833,16 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
 
 void MatrixOperand::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
   if (a_) {  // element (k, i) = p[i * ld + k]: each row of A read contiguously
-    for (int64_t l = 0; l < nx; ++l) {
+    const int64_t nx8 = nx / 8 * 8, kc8 = kc / 8 * 8;
+    for (int64_t l = 0; l < nx8; l += 8)  // 8 x 8 blocks by shuffles
+      for (int64_t q = 0; q < kc8; q += 8)
+        cpu_copy::transpose_8x8(p_ + (x0 + l) * ld_ + k0 + q, ld_, dst + q * ld + l, ld);
+    for (int64_t l = 0; l < nx; ++l) {  // the rest element by element
       const float* src = p_ + (x0 + l) * ld_ + k0;
-      for (int64_t q = 0; q < kc; ++q) dst[q * ld + l] = src[q];
+      for (int64_t q = l < nx8 ? kc8 : 0; q < kc; ++q) dst[q * ld + l] = src[q];
     }
   } else {  // element (k, j) = p[k * ld + j]
-    for (int64_t q = 0; q < kc; ++q) std::copy_n(p_ + (k0 + q) * ld_ + x0, nx, dst + q * ld);
+    for (int64_t q = 0; q < kc; ++q) cpu_copy::copy_run(p_ + (k0 + q) * ld_ + x0, dst + q * ld, nx);
   }
 }
 
