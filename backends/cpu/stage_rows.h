@@ -77,26 +77,19 @@ class StageRows {
   static void native(Op op, const float* a, const float* b, float bs, float* out, int64_t n) {
     switch (op) {
       case Op::Add:
-        if (b) {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::add(a[j], b[j]);
-        } else {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::add(a[j], bs);
-        }
-        return;
+        return native_each(a, b, bs, out, n, [](float x, float y) { return fp32::add(x, y); });
       case Op::Sub:
-        if (b) {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::sub(a[j], b[j]);
-        } else {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::sub(a[j], bs);
-        }
-        return;
+        return native_each(a, b, bs, out, n, [](float x, float y) { return fp32::sub(x, y); });
       case Op::Mul:
-        if (b) {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::mul(a[j], b[j]);
-        } else {
-          for (int64_t j = 0; j < n; ++j) out[j] = fp32::mul(a[j], bs);
-        }
-        return;
+        return native_each(a, b, bs, out, n, [](float x, float y) { return fp32::mul(x, y); });
+    }
+  }
+  template <class Fn>
+  static void native_each(const float* a, const float* b, float bs, float* out, int64_t n, Fn fn) {
+    if (b) {
+      for (int64_t j = 0; j < n; ++j) out[j] = fn(a[j], b[j]);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = fn(a[j], bs);
     }
   }
 
