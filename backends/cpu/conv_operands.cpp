@@ -331,6 +331,66 @@ GemmValues Im2colByPixel::values() const {
 GemmValues Im2colByTap::values() const {
   return {x_ + grp_ * g_.Cig * g_.H * g_.W, g_.N, g_.Cig * g_.H * g_.W, g_.C_in * g_.H * g_.W};
 }
+GradByPhase::GradByPhase(const ConvGeom& g, const float* gy, int64_t grp, int64_t a, int64_t b)
+    : g_(g), gy_(gy), grp_(grp), a_(a), b_(b) {
+  rows_ = a < g.H ? (g.H - a + g.sh - 1) / g.sh : 0;
+  cols_ = b < g.W ? (g.W - b + g.sw - 1) / g.sw : 0;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    const int64_t t = a + g.ph - kh * g.dh;  // oh * sh for u = 0
+    if (t % g.sh == 0) {
+      kh_.push_back(kh);
+      oh0_.push_back(t / g.sh);
+    }
+  }
+  for (int64_t kw = 0; kw < g.KW; ++kw) {
+    const int64_t t = b + g.pw - kw * g.dw;
+    if (t % g.sw == 0) {
+      kw_.push_back(kw);
+      ow0_.push_back(t / g.sw);
+    }
+  }
+}
+
+void GradByPhase::tap(int64_t t, int64_t* co, int64_t* kh, int64_t* kw) const {
+  const int64_t taps = static_cast<int64_t>(kh_.size() * kw_.size()), nkw = static_cast<int64_t>(kw_.size());
+  *co = t / taps;
+  *kh = kh_[static_cast<size_t>(t % taps / nkw)];
+  *kw = kw_[static_cast<size_t>(t % nkw)];
+}
+
+int64_t GradByPhase::pixel_offset(int64_t p) const {
+  const int64_t plane = rows_ * cols_, n = p / plane, u = p % plane / cols_, v = p % cols_;
+  return n * g_.C_in * g_.H * g_.W + (a_ + g_.sh * u) * g_.W + (b_ + g_.sw * v);
+}
+
+void GradByPhase::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const {
+  const int64_t ohw = g_.ohw(), OW = g_.OW;
+  const int64_t taps = static_cast<int64_t>(kh_.size() * kw_.size()), nkw = static_cast<int64_t>(kw_.size());
+  const float* gg = gy_ + grp_ * g_.Cog * ohw;
+  for (const Run& r : runs_of(x0, nx, rows_, cols_)) {  // (n, u, v .. v + count - 1)
+    const float* gn = gg + r.n * g_.C_out * ohw;
+    float* out = dst + r.at;
+    for (int64_t q = 0; q < kc; ++q, out += ld) {
+      const int64_t t = k0 + q, co = t / taps, i = t % taps / nkw, j = t % nkw;
+      const int64_t oh = oh0_[static_cast<size_t>(i)] + r.row;
+      if (oh < 0 || oh >= g_.OH) {
+        zeros(out, r.count, 1);
+        continue;
+      }
+      // Pixels v .. v + count - 1 read output columns ow .. ow + count - 1: the part inside gy is copied.
+      const int64_t ow = ow0_[static_cast<size_t>(j)] + r.col;
+      const int64_t c0 = std::clamp<int64_t>(-ow, 0, r.count), c1 = std::clamp<int64_t>(OW - ow, c0, r.count);
+      zeros(out, c0, 1);
+      if (c1 > c0) copy_run(gn + co * ohw + oh * OW + ow + c0, out + c0, c1 - c0);
+      zeros(out + c1, r.count - c1, 1);
+    }
+  }
+}
+
+GemmValues GradByPhase::values() const {
+  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
+}
+
 GemmValues GradByPixel::values() const {
   return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/uninit_buffer.h"
@@ -102,6 +103,34 @@ class GradByPixel final : public GemmOperand {
   const float* gy_;
   int64_t grp_;
   PaddedPlanes padded_;  // the group's gy planes (n, co), at stride 1
+};
+
+// The grad-input's B at a stride above 1, for one phase (a, b) of the stride
+// grid: index the input pixel p = (n, u, v) at (ih, iw) = (a + sh u, b + sw v),
+// term t = (co, kh, kw) over only the taps whose output lies on the grid for
+// that phase (kh with a + ph - kh dh a multiple of sh, kw alike), in ascending
+// order: gy[n][co][oh0(kh) + u][ow0(kw) + v], 0 outside gy. GradByPixel's other
+// terms for these pixels are zeros, which mac_reduce skips, so the GEMM over
+// these terms has the same bits with a quarter of the products at stride 2.
+class GradByPhase final : public GemmOperand {
+ public:
+  GradByPhase(const ConvGeom& g, const float* gy, int64_t grp, int64_t a, int64_t b);
+  void fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* dst, int64_t ld) const override;
+  GemmValues values() const override;
+  int64_t pixels() const { return g_.N * rows_ * cols_; }
+  int64_t terms() const { return g_.Cog * static_cast<int64_t>(kh_.size() * kw_.size()); }
+  // Term t's kernel position: (co, kh, kw).
+  void tap(int64_t t, int64_t* co, int64_t* kh, int64_t* kw) const;
+  // Pixel p's offset in an (N, C_in, H, W) tensor's plane block: n * C_in H W + ih W + iw.
+  int64_t pixel_offset(int64_t p) const;
+
+ private:
+  const ConvGeom& g_;
+  const float* gy_;
+  int64_t grp_, a_, b_;
+  int64_t rows_, cols_;             // the phase's input rows and columns per image
+  std::vector<int64_t> kh_, kw_;    // its taps
+  std::vector<int64_t> oh0_, ow0_;  // output row (column) of tap kh_[i] (kw_[j]) at u = 0 (v = 0)
 };
 
 // gy of group grp, index the channel co, term the output pixel (n, oh, ow): gy[n][co][oh][ow]; the

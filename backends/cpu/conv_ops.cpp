@@ -119,6 +119,25 @@ bool packs_operands(const MacPolicy& p) {
   }
 }
 
+// Group grp's weights w_g (C_out/G, C_in/G, KH, KW) as the grad-input's A (C_in/G, (co, kh, kw)):
+// wt[cl * K + (co * KH + kh) * KW + kw], rows of channels split over `threads` threads.
+void transpose_group_weight(const ConvGeom& g, const float* wp, int64_t grp, float* wt, int threads) {
+  const int64_t khw = g.KH * g.KW, K = g.kgi();
+  parallel_for(g.Cig, threads, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t co = 0; co < g.Cog; ++co)
+      for (int64_t cl = c0; cl < c1; ++cl)
+        for (int64_t t = 0; t < khw; ++t)
+          wt[cl * K + co * khw + t] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
+  });
+}
+
+// Whether a GEMM may leave out zero terms and keep its bits: mac_reduce skips them, but chunks
+// (acc_outer) and fused runs count terms by position, and :sr in acc_outer or out draws by the
+// output's index and term count.
+bool terms_may_be_left_out(const MacPolicy& p) {
+  return p.chunk == 0 && p.fused == 0 && !is_stochastic(p.out) && !is_stochastic(p.acc_outer);
+}
+
 // Column j = (n, s) of a GEMM over the pixels of N images of `plane` pixels -> its offset n * stride + s
 // in an (N, C, plane) tensor (GemmOutput::col_offset).
 std::vector<int64_t> pixel_offsets(int64_t N, int64_t plane, int64_t stride) {
@@ -245,16 +264,57 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
     return;
   }
 
+  if (packs_operands(p) && (g.sh > 1 || g.sw > 1) && terms_may_be_left_out(p)) {
+    // Per group and phase (a, b) of the stride grid: (C_in/G, the phase's input pixels) = w_g as
+    // (C_in/G, the phase's taps) x GradByPhase (its taps, its pixels), into gx. The taps left out
+    // would add zero terms.
+    for_groups(g.G, threads_, [&](int64_t grp, int inner) {
+      UninitBuffer<float> wt(static_cast<size_t>(K * g.Cig));  // w_g as (C_in/G, (co, kh, kw))
+      transpose_group_weight(g, wp, grp, wt.data(), inner);
+      for (int64_t a = 0; a < g.sh; ++a)
+        for (int64_t b = 0; b < g.sw; ++b) {
+          const GradByPhase gph(g, gp, grp, a, b);
+          const int64_t kp = gph.terms(), pixels = gph.pixels();
+          std::vector<int64_t> cols(static_cast<size_t>(pixels));
+          for (int64_t j = 0; j < pixels; ++j) cols[static_cast<size_t>(j)] = gph.pixel_offset(j);
+          float* gxg = xp + grp * g.Cig * hw;
+          if (pixels == 0) continue;
+          if (kp == 0) {  // no tap reaches these pixels (a 1 x 1 kernel at stride 2): the empty sum
+            const float v =
+                static_cast<float>(mac_reduce(p, nullptr, nullptr, 0, nullptr, [](uint64_t) { return 0u; }));
+            for (int64_t cl = 0; cl < g.Cig; ++cl)
+              for (int64_t j = 0; j < pixels; ++j) gxg[cl * hw + cols[static_cast<size_t>(j)]] = v;
+            continue;
+          }
+          std::vector<int64_t> tap_at(static_cast<size_t>(kp));  // the phase's term t in wt's rows
+          for (int64_t t = 0; t < kp; ++t) {
+            int64_t co = 0, kh = 0, kw = 0;
+            gph.tap(t, &co, &kh, &kw);
+            tap_at[static_cast<size_t>(t)] = co * khw + kh * g.KW + kw;
+          }
+          UninitBuffer<float> wph(static_cast<size_t>(kp * g.Cig));
+          parallel_for(g.Cig, inner, 1, [&](int64_t c0, int64_t c1) {
+            for (int64_t cl = c0; cl < c1; ++cl)
+              for (int64_t t = 0; t < kp; ++t) wph[cl * kp + t] = wt[cl * K + tap_at[static_cast<size_t>(t)]];
+          });
+          const MatrixOperand a_op = MatrixOperand::of_rows(wph.data(), kp, g.Cig, kp);
+          GemmOutput out;
+          out.C = gxg;
+          out.ldc = hw;
+          out.col_offset = cols.data();
+          mac_gemm_operands(p, a_op, gph, out, g.Cig, pixels, kp, GemmDraws{key.seed, key.stream}, inner);
+        }
+    });
+    return;
+  }
+
   if (packs_operands(p)) {
     // Per group: (C_in/G, input pixels) = w_g as (C_in/G, (co, kh, kw)) x gathered gy (K, input pixels),
     // into gx.
     const std::vector<int64_t> cols = pixel_offsets(g.N, hw, g.C_in * hw);
     for_groups(g.G, threads_, [&](int64_t grp, int inner) {
       UninitBuffer<float> wt(static_cast<size_t>(K * g.Cig));
-      for (int64_t co = 0; co < g.Cog; ++co)
-        for (int64_t cl = 0; cl < g.Cig; ++cl)
-          for (int64_t t = 0; t < khw; ++t)
-            wt[cl * K + co * khw + t] = wp[((grp * g.Cog + co) * g.Cig + cl) * khw + t];
+      transpose_group_weight(g, wp, grp, wt.data(), inner);
       const MatrixOperand a = MatrixOperand::of_rows(wt.data(), K, g.Cig, K);
       const GradByPixel b(g, gp, grp, inner);
       GemmOutput out;
