@@ -169,6 +169,11 @@ namespace {
 
 using cpu_copy::copy_run;
 
+// The values of group grp's gy planes, for the operands that read gy (GemmOperand::values).
+GemmValues gy_group_values(const ConvGeom& g, const float* gy, int64_t grp) {
+  return {gy + grp * g.Cog * g.ohw(), g.N, g.Cog * g.ohw(), g.C_out * g.ohw()};
+}
+
 // The group's x planes (n, ci) at stride 1 for the im2col operands: output row oh and tap kh read
 // input row oh - ph + kh dh, from -ph to OH - 1 - ph + (KH - 1) dh (columns alike).
 void pad_input(const ConvGeom& g, const float* x, int64_t grp, int threads, PaddedPlanes* padded) {
@@ -387,15 +392,9 @@ void GradByPhase::fill(int64_t x0, int64_t nx, int64_t k0, int64_t kc, float* ds
   }
 }
 
-GemmValues GradByPhase::values() const {
-  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
-}
+GemmValues GradByPhase::values() const { return gy_group_values(g_, gy_, grp_); }
 
-GemmValues GradByPixel::values() const {
-  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
-}
-GemmValues GyByChannel::values() const {
-  return {gy_ + grp_ * g_.Cog * g_.ohw(), g_.N, g_.Cog * g_.ohw(), g_.C_out * g_.ohw()};
-}
+GemmValues GradByPixel::values() const { return gy_group_values(g_, gy_, grp_); }
+GemmValues GyByChannel::values() const { return gy_group_values(g_, gy_, grp_); }
 
 }  // namespace emu

@@ -269,16 +269,15 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
     // (C_in/G, the phase's taps) x GradByPhase (its taps, its pixels), into gx. The taps left out
     // would add zero terms.
     for_groups(g.G, threads_, [&](int64_t grp, int inner) {
-      UninitBuffer<float> wt(static_cast<size_t>(K * g.Cig));  // w_g as (C_in/G, (co, kh, kw))
-      transpose_group_weight(g, wp, grp, wt.data(), inner);
+      const float* wg = wp + grp * g.Cog * g.Cig * khw;
+      float* gxg = xp + grp * g.Cig * hw;
       for (int64_t a = 0; a < g.sh; ++a)
         for (int64_t b = 0; b < g.sw; ++b) {
           const GradByPhase gph(g, gp, grp, a, b);
           const int64_t kp = gph.terms(), pixels = gph.pixels();
+          if (pixels == 0) continue;
           std::vector<int64_t> cols(static_cast<size_t>(pixels));
           for (int64_t j = 0; j < pixels; ++j) cols[static_cast<size_t>(j)] = gph.pixel_offset(j);
-          float* gxg = xp + grp * g.Cig * hw;
-          if (pixels == 0) continue;
           if (kp == 0) {  // no tap reaches these pixels (a 1 x 1 kernel at stride 2): the empty sum
             const float v =
                 static_cast<float>(mac_reduce(p, nullptr, nullptr, 0, nullptr, [](uint64_t) { return 0u; }));
@@ -286,16 +285,18 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
               for (int64_t j = 0; j < pixels; ++j) gxg[cl * hw + cols[static_cast<size_t>(j)]] = v;
             continue;
           }
-          std::vector<int64_t> tap_at(static_cast<size_t>(kp));  // the phase's term t in wt's rows
+          // A = w_g as (C_in/G, the phase's taps): wph[cl * kp + t] = w_g[co][cl][kh][kw] of tap t.
+          std::vector<int64_t> tap_at(static_cast<size_t>(kp));  // w_g offset of tap t at cl = 0
           for (int64_t t = 0; t < kp; ++t) {
             int64_t co = 0, kh = 0, kw = 0;
             gph.tap(t, &co, &kh, &kw);
-            tap_at[static_cast<size_t>(t)] = co * khw + kh * g.KW + kw;
+            tap_at[static_cast<size_t>(t)] = co * g.Cig * khw + kh * g.KW + kw;
           }
           UninitBuffer<float> wph(static_cast<size_t>(kp * g.Cig));
           parallel_for(g.Cig, inner, 1, [&](int64_t c0, int64_t c1) {
             for (int64_t cl = c0; cl < c1; ++cl)
-              for (int64_t t = 0; t < kp; ++t) wph[cl * kp + t] = wt[cl * K + tap_at[static_cast<size_t>(t)]];
+              for (int64_t t = 0; t < kp; ++t)
+                wph[cl * kp + t] = wg[cl * khw + tap_at[static_cast<size_t>(t)]];
           });
           const MatrixOperand a_op = MatrixOperand::of_rows(wph.data(), kp, g.Cig, kp);
           GemmOutput out;
