@@ -161,6 +161,11 @@ struct BRowOf {
 //   (b)-(e): 4 rows of two vectors (4 x 32 or 4 x 16); the posit kernel, with
 //       its many temporaries, 2 x 16 on AVX2. (b) on AVX-512: 8 x 32 (16
 //       accumulators): e6m6's normal path 34.6 -> 36.4 GMAC/s in the loop above.
+//       (d) on AVX-512: 8 x 32 as well. Its 4 x 32 tile gave 8 vpdpwssd per
+//       term pair, each with B as a memory operand (the compiler folds the
+//       load), 12 loads for 8 operations of 4-cycle latency: 71 GMAC/s on one
+//       Zen 5 core. With 16 accumulators, B in two registers and the A
+//       broadcast as the third operand, 161 (bench gemm's int8 512^3, one thread).
 constexpr int kFp32MR = kWideVectors ? 8 : 6;
 constexpr int kFp32TallMR = kWideVectors ? 16 : 6;
 constexpr int kFp32NV = kWideVectors ? 1 : 2;
@@ -392,6 +397,7 @@ struct KernAccIeee {
 #else
 #define EMU_GEMM_INT8_KERNEL "lane loop"
 #endif
+// (Symmetric in a and b; KernInt passes the broadcast A pair last.)
 inline VI dot2_i16(VI acc, VI a, VI b) {
 #if defined(__AVX512VNNI__)
   return (VI)_mm512_dpwssd_epi32((__m512i)acc, (__m512i)a, (__m512i)b);
@@ -420,7 +426,7 @@ inline VI dot2_i16(VI acc, VI a, VI b) {
 // both), so every order of these exact integer additions gives the same
 // integer: pairing terms changes no bit.
 struct KernInt {
-  static constexpr int MR = kWideVectors ? 4 : 6, NV = 2, NR = NV * kLanes, kKGroup = 2;
+  static constexpr int MR = kWideVectors ? 8 : 6, NV = 2, NR = NV * kLanes, kKGroup = 2;
   using AElem = int32_t;  // (ia_k, ia_k+1) as int16 halves
   using BElem = int32_t;
   using Acc = int32_t;
@@ -462,7 +468,7 @@ struct KernInt {
   void step(int32_t a, const BRow& b, VI* c, const int32_t*) const {
     const VI av = splat<VI>(a);
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) c[v] = dot2_i16(c[v], av, b.v[v]);
+    for (int v = 0; v < NV; ++v) c[v] = dot2_i16(c[v], b.v[v], av);
   }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
