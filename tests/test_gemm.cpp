@@ -793,6 +793,46 @@ TEST_CASE("fast path (c) short IEEE-like accumulators equal mac_reduce", "[gemm]
   }
 }
 
+// KernBf16's normal path (AVX-512 BF16) converts with vcvtne2ps2bf16, which
+// flushes subnormals; its conditions keep every sum it converts normal. Two
+// cases where a flushing conversion would give -0 or +0 for a bf16 subnormal:
+//   - the first k block (products of -2^-127, bf16 subnormals, off the normal
+//     path) leaves -2^-127 in every accumulator; the second block's products
+//     (+-2^-119, which qualify for the normal path) take it to 255 * 2^-127 and
+//     back to -2^-127: the normal path may start only from accumulators on the
+//     2^-126 grid;
+//   - products of normal binary32 magnitude 2^-125 (1 + 2^-7) and -2^-125 sum
+//     to 2^-132: products below 2^-119 stay off the normal path.
+TEST_CASE("fast path (c) bf16 sums in the subnormal range", "[gemm]") {
+  struct Term {
+    int64_t k;
+    float a, b;
+  };
+  const std::vector<std::pair<std::vector<Term>, float>> cases = {
+      {{{3, -0x1p-64f, 0x1p-63f}, {300, 0x1p-60f, 0x1p-59f}, {301, -0x1p-60f, 0x1p-59f}}, -0x1p-127f},
+      {{{10, 0x1.02p-63f, 0x1p-62f}, {11, -0x1p-63f, 0x1p-62f}}, 0x1p-132f},
+  };
+  const int64_t M = 8, N = 32, K = 512;
+  for (const auto& [terms, sum] : cases) {
+    for (int threads = 1; threads <= 3; ++threads) {
+      INFO("sum " << sum << " threads " << threads);
+      std::vector<float> A(static_cast<size_t>(M * K), 0.0f), B(static_cast<size_t>(K * N), 0.0f);
+      for (const Term& t : terms) {
+        for (int64_t i = 0; i < M; ++i) A[i * K + t.k] = t.a;
+        for (int64_t j = 0; j < N; ++j) B[t.k * N + j] = t.b;
+      }
+      const MacPolicy p = policy("bf16", "bf16");
+      const std::vector<float> ref = reference(p, A, K, B, N, M, N, K, nullptr, {});
+      std::vector<float> C(static_cast<size_t>(M * N));
+      const GemmPath ran =
+          mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, {}, threads, false);
+      CHECK(ran == GemmPath::AccIeee);
+      CHECK(ref[0] == sum);  // the reference's own sum
+      CHECK(std::memcmp(C.data(), ref.data(), C.size() * 4) == 0);
+    }
+  }
+}
+
 TEST_CASE("fast path (d) integer operands with exact products equal mac_reduce", "[gemm]") {
   check_gemm(policy("exact", "int32"), GemmPath::Int, Data::Int8, Data::Int8, 40);
   check_gemm(policy("exact", "int32", "bf16", 9), GemmPath::Int, Data::Int8, Data::Int8, 41);

@@ -660,13 +660,32 @@ void run_mul_fma(const Problem& pb, int threads) {
   fast_gemm(kern, pb, threads, true);
 }
 
-template <int kAccWide>
-void run_acc_ieee(const Problem& pb, int threads) {
-  KernAccIeee<ProductF32, kAccWide> kern;
+// bfloat16's grid: 8 exponent bits, 7 fraction bits, binary32's exponent range.
+[[maybe_unused]] bool is_bf16_grid(const Format& f) {
+  return f.family == Family::Ieee && f.exp_bits == 8 && f.man_bits == 7 && f.emin == -126 &&
+         f.max_finite == 0x1.fep127;
+}
+
+template <class Kern>
+void run_acc_ieee_with(Kern kern, const Problem& pb, int threads) {
   kern.p = *pb.p;
   kern.prod.pm = fast_ieee_rne_f_params(pb.p->mul);
   kern.pa = fast_ieee_rne_f32_params(pb.p->acc);
   fast_gemm(kern, pb, threads, true);
+}
+
+template <int kAccWide>
+void run_acc_ieee(const Problem& pb, int threads) {
+#if defined(EMU_GEMM_BF16_CONVERT)
+  // bf16 products into bf16 (the path's other conditions: RNE, subnormals, Inf and NaN).
+  if constexpr (kAccWide == 1) {
+    if (is_bf16_grid(pb.p->mul) && is_bf16_grid(pb.p->acc)) {
+      run_acc_ieee_with(KernBf16{}, pb, threads);
+      return;
+    }
+  }
+#endif
+  run_acc_ieee_with(KernAccIeee<ProductF32, kAccWide>{}, pb, threads);
 }
 
 template <Rounding Mode>
@@ -712,7 +731,7 @@ const char* gemm_kernel_isa() {
 #else
 #define EMU_GEMM_VECTORS "no AVX2 (vector extensions split by the compiler)"
 #endif
-  return EMU_GEMM_VECTORS "; int8: " EMU_GEMM_INT8_KERNEL;
+  return EMU_GEMM_VECTORS "; int8: " EMU_GEMM_INT8_KERNEL "; bf16: " EMU_GEMM_BF16_KERNEL;
 #undef EMU_GEMM_VECTORS
 }
 
