@@ -155,6 +155,68 @@ EMU_HD F fast_ieee_rne_product_normal_f(const FastIeeeRneF& p, F a, F b) {
   return lane_fma(a, b, cs) - cs;
 }
 
+// fast_ieee_rne_product_normal_f in one operation fewer where, besides its
+// conditions, a and b have together at most s = 23 - m significant bits (m =
+// man_bits; p_a + p_b <= s: e6m6 operands, 7 + 7 <= 17, or bf16's, 8 + 8 <=
+// 16, not fp16's). With E = E(x) for the exact product x = a b:
+//   - x has P = p_a + p_b <= 22 bits, all at or above E + 1 - P, so q =
+//     a (b 2^s) = x 2^s is exact and its set bits lie at or above E + 1 - P + s
+//     >= E + 1 - m;
+//   - the grid of x's binade at m fraction bits has step 2^g, g = E - m, which
+//     is also q's last bit (E(q) - 23): q is on the grid with bit g clear;
+//   - |x + q| = |q| (1 + |x| / |q|) = sig(x) (1 + 2^-s) 2^E(q) with sig(x) <=
+//     2 - 2^(1-P) and P <= s: below 2^(E(q)+1), so x + q stays in q's binade.
+// So q serves as the magic constant as it is: RN(x + q) (one FMA) rounds x + q
+// to the grid (2^(E(q)+1), if it rounds there, is a grid point with bit g
+// clear), a tie to the candidate q + r whose bit g is r's (q has none at or
+// below g), i.e. to even; subtracting q is exact (Sterbenz) and leaves R_m(x).
+// With p_a + p_b > s, x + q may cross into the next binade, whose grid is
+// coarser. A zero product gives q = +-0 and +0 out. Multiply, FMA, subtract
+// (b 2^s is shared as in the normal form).
+template <class F>
+EMU_HD F fast_ieee_rne_product_short_f(const FastIeeeRneF& p, F a, F b) {
+  const F q = a * (b * p.scale);
+  return lane_fma(a, b, q) - q;
+}
+
+// The larger magnitude of q and t > 0 with q's sign (q finite): one vrangeps
+// on AVX-512 DQ (kLaneRange), integer steps elsewhere.
+#if defined(__AVX512DQ__) && defined(__AVX512VL__)
+constexpr bool kLaneRange = true;
+#else
+constexpr bool kLaneRange = false;
+#endif
+EMU_HD float lane_max_abs_signed(float q, float t) {
+  const uint32_t u = float_bits(q), m = u & 0x7fffffffu, tb = float_bits(t);
+  return bits_float((m < tb ? tb : m) | (u & 0x80000000u));
+}
+template <class F, class U = typename LaneTraits<F>::U>
+inline F lane_max_abs_signed(F q, F t) {
+#if defined(__AVX512DQ__) && defined(__AVX512VL__)
+  // imm8 3: the larger magnitude (bits 1:0 = 11) with the first operand's sign (bits 3:2 = 00).
+  if constexpr (sizeof(F) == 64) return (F)_mm512_range_ps((__m512)q, (__m512)t, 3);
+  if constexpr (sizeof(F) == 32) return (F)_mm256_range_ps((__m256)q, (__m256)t, 3);
+#endif
+  const U u = lane_cast<U>(q), m = u & 0x7fffffffu, tb = lane_cast<U>(t);
+  return lane_cast<F>(((m < tb) ? tb : m) | (u & 0x80000000u));
+}
+
+// fast_ieee_rne_product_short_f for the products in mul's subnormal binades
+// as well (no bound from below): the same conditions but normal_ok's floor. C =
+// q where |q| >= T = 2^(emin + s), i.e. |x| >= 2^emin, as there; else C =
+// sign(q) T, a power of two of x's sign whose binade has the step 2^(emin - m)
+// of mul's subnormals, |x| < 2^emin = 2^-s T keeps x + C in [C, 2C], and RN(x +
+// C) - C is RNE of x on that grid (C has no low bits). A q below binary32's
+// normal range may be inexact, but then |q| < T all the same. Multiply, max of
+// magnitudes (one vrangeps), FMA, subtract: two operations fewer than
+// fast_ieee_rne_product_f where kLaneRange.
+template <class F>
+EMU_HD F fast_ieee_rne_product_short_sub_f(const FastIeeeRneF& p, F a, F b) {
+  const F q = a * (b * p.scale);
+  const F c = lane_max_abs_signed(q, splat<F>(bits_float(p.emin_bits) * p.scale));
+  return lane_fma(a, b, c) - c;
+}
+
 // ---------------------------------------------------------------------------
 // IEEE-like formats, every mode but stochastic, binary64 input, integer
 // rounding on the bit pattern. Covers every input (no flag): Inf, NaN,

@@ -280,6 +280,84 @@ TEST_CASE("fast_ieee_rne_product_f equals round_value of the exact product", "[g
   }
 }
 
+// The GEMM's short paths (operands with at most s = 23 - man_bits significant
+// bits together): random pairs of several splits of the s bits and shorter
+// ones, and every pair of 7-bit significands (e6m6 values) at several binades
+// where 14 <= s, against round_value of the exact product; scalar, 8 and 16
+// lanes. The short form on the normal form's domain, the short form with the
+// subnormal clamp on every unflagged product (a zero may come out +0 for -0,
+// which the GEMM's accumulators, never -0, do not see).
+TEST_CASE("fast_ieee_rne_product_short_f equals round_value for operands of 23 - man_bits bits together",
+          "[gemm][fast_round]") {
+  for (const char* spec : {"e6m6", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp4_e2m1", "e7m21", "e7m2",
+                           "e5m10:sat", "e4m0", "bf16", "tf32", "e8m1", "e8m21", "e8m11"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    REQUIRE(fast_ieee_rne_product_f_supported(f));
+    const FastIeeeRneF p = fast_ieee_rne_f_params(f);
+    const int s_bits = 23 - f.man_bits;
+    // Operands around 2^[lo, hi): products over the normal range and below 2^emin.
+    const int lo = std::max(-80, f.emin / 2 - 1 - f.man_bits),
+              hi = std::min(20, std::ilogb(f.max_finite) / 2 + 1);
+    FloatSource src(3);
+    std::vector<float> as, bs;
+    for (int pa : {1, s_bits / 2, s_bits - 1, (s_bits + 1) / 2})
+      for (int pb : {s_bits - pa, (s_bits - pa) / 2, 1})
+        for (int i = 0; i < 4000; ++i) {
+          if (pa < 1 || pb < 1 || pa + pb > s_bits) continue;
+          as.push_back(src.short_value(lo, hi, pa - 1));
+          bs.push_back(src.short_value(lo, hi, pb - 1));
+        }
+    for (int ea : {-3, 0, 5, f.emin - 2, f.emin / 2})
+      for (uint32_t ia = 64; ia < 128 && s_bits >= 14; ++ia)
+        for (uint32_t ib = 64; ib < 128; ++ib) {
+          as.push_back(std::ldexp(static_cast<float>(ia), ea - 6) * ((ia & 1) ? -1.0f : 1.0f));
+          bs.push_back(std::ldexp(static_cast<float>(ib), -6) * ((ib & 2) ? -1.0f : 1.0f));
+        }
+    size_t normal = 0, sub = 0;
+    for (size_t i = 0; i + 16 <= as.size(); i += 16) {
+      v16f32 va, vb;
+      v8f32 wa, wb;
+      for (int l = 0; l < 16; ++l) {
+        va[l] = as[i + l];
+        vb[l] = bs[i + l];
+        if (l < 8) {
+          wa[l] = as[i + l];
+          wb[l] = bs[i + l];
+        }
+      }
+      const v16f32 r16 = fast_ieee_rne_product_short_f(p, va, vb);
+      const v8f32 r8 = fast_ieee_rne_product_short_f(p, wa, wb);
+      const v16f32 s16 = fast_ieee_rne_product_short_sub_f(p, va, vb);
+      const v8f32 s8 = fast_ieee_rne_product_short_sub_f(p, wa, wb);
+      for (int l = 0; l < 16; ++l) {
+        const float a = as[i + l], b = bs[i + l];
+        uint32_t key;
+        fast_ieee_rne_product_f(p, a, b, &key);
+        const double x = static_cast<double>(a) * b;
+        if (fast_ieee_rne_flagged(p, key) || !(std::fabs(static_cast<double>(b)) * p.scale < 0x1p127))
+          continue;
+        const float ref = static_cast<float>(round_value(f, x));
+        auto same = [&](float r) { return same_bits(r, ref) || (r == 0 && ref == 0); };
+        ++sub;
+        const float rs = fast_ieee_rne_product_short_sub_f(p, a, b);
+        if (!same(rs))
+          FAIL_CHECK("subnormal clamp: a=" << a << " b=" << b << " fast=" << rs << " ref=" << ref);
+        if (!same_bits(s16[l], rs)) FAIL_CHECK("subnormal clamp, 16 lanes: a=" << a << " b=" << b);
+        if (l < 8 && !same_bits(s8[l], rs)) FAIL_CHECK("subnormal clamp, 8 lanes: a=" << a << " b=" << b);
+        if (std::fabs(x) < std::ldexp(1.0, f.emin)) continue;
+        ++normal;
+        const float r = fast_ieee_rne_product_short_f(p, a, b);
+        if (!same_bits(r, ref)) FAIL_CHECK("a=" << a << " b=" << b << " fast=" << r << " ref=" << ref);
+        if (!same_bits(r16[l], ref)) FAIL_CHECK("16 lanes: a=" << a << " b=" << b);
+        if (l < 8 && !same_bits(r8[l], ref)) FAIL_CHECK("8 lanes: a=" << a << " b=" << b);
+      }
+    }
+    CHECK(normal > as.size() / 8);
+    CHECK(sub > normal + as.size() / 100);  // products below 2^emin as well
+  }
+}
+
 TEST_CASE("fast_ieee_d equals round_value for every input and non-stochastic mode", "[gemm][fast_round]") {
   const char* bases[] = {"e6m6",     "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp6_e2m3",
                          "fp4_e2m1", "e3m2", "fp32", "e5m0",     "e10m30"};
@@ -561,7 +639,7 @@ std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, in
   return C;
 }
 
-enum class Data { Normal, Wide, Specials, Int8, Fixed4, Sparse, Tiny };
+enum class Data { Normal, Wide, Specials, Int8, Fixed4, Sparse, Tiny, Short, ShortTiny };
 
 std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, Data kind) {
   std::vector<float> x(static_cast<size_t>(rows * ld));
@@ -613,6 +691,12 @@ std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, D
         break;
       case Data::Tiny:
         x[i] = src.around(-60, -10);
+        break;
+      case Data::Short:  // 7 significant bits (e6m6's), what short formats give the GEMM in training
+        x[i] = bits_float(float_bits(nd(rng)) & 0xfffe0000u);
+        break;
+      case Data::ShortTiny:  // the same over 2^[-45, 5): some products below 2^emin of mul
+        x[i] = bits_float(float_bits(src.around(-45, 5)) & 0xfffe0000u);
         break;
     }
   }
@@ -729,6 +813,9 @@ TEST_CASE("fast paths over several row groups and tasks equal mac_reduce", "[gem
   check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Normal, Data::Normal, 42, shapes);
   check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Tiny, Data::Wide, 43, shapes);
   check_gemm(policy("bf16", "bf16"), GemmPath::AccIeee, Data::Normal, Data::Normal, 44, shapes);
+  check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Short, Data::Short, 47, shapes);
+  check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::ShortTiny, Data::ShortTiny, 49, shapes);
+  check_gemm(policy("fp8_e4m3", "fp16"), GemmPath::AccIeee, Data::Short, Data::Short, 48, shapes);
   check_gemm(policy("exact", "int32"), GemmPath::Int, Data::Int8, Data::Int8, 45, shapes);
   check_gemm(policy("posit16_1", "posit16_1"), GemmPath::Posit, Data::Normal, Data::Normal, 46, shapes);
 }
@@ -743,6 +830,9 @@ TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Specials, Data::Specials, 22,
                {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Tiny, Data::Wide, 23, {{5, 37, 41}});
+    // 7-bit operands: the short paths where 14 <= 23 - man_bits (e6m6, bf16, fp8, ...).
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Short, Data::Short, 36);
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::ShortTiny, Data::Short, 37);
   }
   // Stochastic rounding in the epilogue (promotions, bias, output) of a fast path.
   check_gemm(policy("e6m6", "fp32", "bf16:sr", 7, "bf16:sr"), GemmPath::MulFmaF32, Data::Normal, Data::Wide,
@@ -791,6 +881,8 @@ TEST_CASE("fast path (c) short IEEE-like accumulators equal mac_reduce", "[gemm]
     check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Specials, Data::Specials, 32,
                {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, acc, acc), GemmPath::AccIeee, Data::Tiny, Data::Wide, 33, {{5, 37, 41}});
+    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Short, Data::Short, 34);
+    check_gemm(policy(mul, acc), GemmPath::AccIeee, Data::Short, Data::ShortTiny, 35);
   }
 }
 

@@ -334,22 +334,29 @@ float* scratch(std::vector<float>* buf, size_t n) {
 // The largest |x| and the smallest nonzero |x| of a block as binary32 bits
 // (NaN above Inf; min_nonzero kNoNonzero if all are zeros), in one pass that
 // vectorises: the minimum is taken over |x| - 1, which sends zeros to the top.
+// Also the OR of the fraction fields, whose trailing zeros bound the
+// significant bits of every element (significant_bits).
 constexpr uint32_t kNoNonzero = 0xffffffffu;
 struct AbsRange {
-  uint32_t max = 0, min_nonzero = kNoNonzero;
+  uint32_t max = 0, min_nonzero = kNoNonzero, fractions = 0;
 };
 AbsRange abs_range(const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  uint32_t mx = 0, below = 0xffffffffu;
+  uint32_t mx = 0, below = 0xffffffffu, fractions = 0;
   for (int64_t i = 0; i < rows; ++i) {
     const float* row = x + i * ld;
     for (int64_t j = 0; j < cols; ++j) {
       const uint32_t a = float_bits(row[j]) & 0x7fffffffu;
       mx = std::max(mx, a);
       below = std::min(below, a - 1u);
+      fractions |= a;
     }
   }
-  return {mx, below == 0xffffffffu ? kNoNonzero : below + 1u};
+  return {mx, below == 0xffffffffu ? kNoNonzero : below + 1u, fractions & 0x7fffffu};
 }
+// An upper bound of the significant bits of each element of a block from
+// AbsRange::fractions: 24 less the fraction's trailing zeros common to all (a
+// subnormal has one bit fewer than this counts).
+int significant_bits(uint32_t fractions) { return fractions == 0 ? 1 : 24 - __builtin_ctz(fractions); }
 // The same over a block whose rows are the full ld wide (zero padded): one flat loop.
 AbsRange abs_range_flat(const float* x, int64_t n) { return abs_range(x, 1, n, n); }
 
@@ -396,6 +403,9 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   constexpr bool kBounded = HasSafeBound<Kern>::value;
   // Kernels with a normal path (gemm_kernels.h micro_loop) also need the smallest nonzero operands.
   constexpr bool kNormalPath = kBounded && HasNormalPath<Kern>::value;
+  // ... and the short path the operands' significant bits.
+  constexpr bool kShortPath = kNormalPath && HasShortPath<Kern>::value;
+  constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Kern>::value;
   // Kernels with binary32 operands take them as they are: the operands fill the packed panels.
   constexpr bool kIdentityPack = std::is_same_v<AElem, float> && std::is_same_v<BElem, float> && G == 1;
   const Epilogue ep(pb, acc_binary32);
@@ -416,6 +426,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));  // written in full
   UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
   UninitBuffer<uint32_t> bmin(static_cast<size_t>(kNormalPath ? blocks * panels_max : 0));
+  UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * panels_max : 0));
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
@@ -442,6 +453,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           const AbsRange range = abs_range_flat(dst, kc * NR);
           bmax[b * panels + panel] = range.max;
           if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+          if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
         }
       } else {
         float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
@@ -450,6 +462,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           const AbsRange range = abs_range(stage, kc, w, NR);
           bmax[b * panels + panel] = range.max;
           if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+          if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
         }
         if constexpr (G == 1) {
           for (int64_t q = 0; q < kr; ++q) {
@@ -485,6 +498,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           // The operand writes MR rows of the k block (rows past the matrix: zeros); tiles whose
           // operands bound every product below the flag threshold skip the flag tests.
           uint32_t amax = 0, amin = kNoNonzero;
+          int abits = 24;
           if constexpr (kIdentityPack) {
             pb.A->fill(r0, h, k0, kc, apack.data(), MR);
             if (h < MR)
@@ -494,6 +508,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
               const AbsRange range = abs_range_flat(apack.data(), kc * MR);
               amax = range.max;
               if constexpr (kNormalPath) amin = range.min_nonzero;
+              if constexpr (kShortPath) abits = significant_bits(range.fractions);
             }
           } else {
             float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
@@ -502,6 +517,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
               const AbsRange range = abs_range(stage, kc, h, MR);
               amax = range.max;
               if constexpr (kNormalPath) amin = range.min_nonzero;
+              if constexpr (kShortPath) abits = significant_bits(range.fractions);
             }
             if constexpr (G == 1) {
               for (int64_t q = 0; q < kr; ++q) {
@@ -519,7 +535,20 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
                 if constexpr (kNormalPath) {
                   if (kern.normal_ok(product_floor(amin, bmin[b * panels + panel]),
                                      bmax[b * panels + panel])) {
+                    if constexpr (kShortPath) {
+                      if (abits + bbits[b * panels + panel] <= kern.short_bits()) {
+                        kern.micro_short(apack.data(), packed_b(b, panel), kr, c);
+                        continue;
+                      }
+                    }
                     kern.micro_normal(apack.data(), packed_b(b, panel), kr, c);
+                    continue;
+                  }
+                }
+                if constexpr (kShortSubPath) {  // short operands, products below 2^emin
+                  if (abits + bbits[b * panels + panel] <= kern.short_bits() &&
+                      kern.sub_ok(bmax[b * panels + panel])) {
+                    kern.micro_short_sub(apack.data(), packed_b(b, panel), kr, c);
                     continue;
                   }
                 }

@@ -97,11 +97,15 @@ template <class V, class BElem>
 // flagged (the operands bound every product below the flag threshold), and the
 // kernel may skip the test.
 //
-// kNormal (kernels with a normal path, K::kNormalPath): the caller has also
-// checked K::normal_ok for the operands (no product in the subnormal binades),
-// and the kernel runs step_normal, which may leave out what only such
-// products need.
-template <bool kChecked, bool kNormal = false, class K>
+// Form::Normal (kernels with a normal path, K::kNormalPath): the caller has
+// also checked K::normal_ok for the operands (no product in the subnormal
+// binades), and the kernel runs step_normal, which may leave out what only such
+// products need. Form::Short (K::kShortPath): moreover the operands have
+// together at most K::short_bits() significant bits: step_short.
+// Form::ShortSub: such short operands without normal_ok's floor (K::sub_ok,
+// where the CPU has the one-operation clamp): step_short_sub.
+enum class Form { General, Normal, Short, ShortSub };
+template <bool kChecked, Form kForm = Form::General, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
                        typename K::Acc* acc) {
   constexpr int MR = K::MR, NV = K::NV, L = K::NR / NV;
@@ -116,7 +120,11 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     b.load(brow);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      if constexpr (kNormal) {
+      if constexpr (kForm == Form::ShortSub) {
+        kern.step_short_sub(ap[k * MR + r], b, c[r]);
+      } else if constexpr (kForm == Form::Short) {
+        kern.step_short(ap[k * MR + r], b, c[r]);
+      } else if constexpr (kForm == Form::Normal) {
         kern.step_normal(ap[k * MR + r], b, c[r]);
       } else {
         kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
@@ -134,6 +142,15 @@ template <class T, class = void>
 struct HasNormalPath : std::false_type {};
 template <class T>
 struct HasNormalPath<T, std::void_t<decltype(T::kNormalPath)>> : std::bool_constant<T::kNormalPath> {};
+// T::kShortPath if present, else false.
+template <class T, class = void>
+struct HasShortPath : std::false_type {};
+template <class T>
+struct HasShortPath<T, std::void_t<decltype(T::kShortPath)>> : std::bool_constant<T::kShortPath> {};
+template <class T, class = void>
+struct HasShortSubPath : std::false_type {};
+template <class T>
+struct HasShortSubPath<T, std::void_t<decltype(T::kShortSubPath)>> : std::bool_constant<T::kShortSubPath> {};
 
 // A row of B: n vectors of V from consecutive elements.
 template <class V, int n>
@@ -230,6 +247,20 @@ struct ProductF32 {
     return floor >= static_cast<double>(bits_float(pm.emin_bits)) &&
            static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127;
   }
+  // Where normal_ok holds and the operands have together at most short_bits()
+  // significant bits: fast_ieee_rne_product_short_f, one operation fewer.
+  static constexpr bool kShortPath = true;
+  int short_bits() const { return static_cast<int>(float_bits(pm.scale) >> 23) - 127; }  // 23 - man_bits
+  VF product_short(float a, const BRow& b, int v) const {
+    return fast_ieee_rne_product_short_f(pm, splat<VF>(a), b.v[v]);
+  }
+  // The short form without the floor (fast_ieee_rne_product_short_sub_f):
+  // needs |b| 2^(23 - man_bits) finite, and pays only with vrangeps.
+  static constexpr bool kShortSubPath = kLaneRange;
+  bool sub_ok(uint32_t bmax) const { return static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127; }
+  VF product_short_sub(float a, const BRow& b, int v) const {
+    return fast_ieee_rne_product_short_sub_f(pm, splat<VF>(a), b.v[v]);
+  }
 };
 // ... or with exact binary64 products in two halves (exp_bits <= 8, man_bits
 // 22 and 23, which binary32 lanes cannot serve).
@@ -297,7 +328,27 @@ struct KernMulF32 {
     for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_normal(a, b, v);
   }
   [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, true>(*this, ap, bp, kc, acc);
+    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
+  }
+  // The short path (micro_loop's kShort): four operations per product vector.
+  static constexpr bool kShortPath = HasShortPath<Product>::value;
+  int short_bits() const { return prod.short_bits(); }
+  void step_short(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_short(a, b, v);
+  }
+  [[gnu::noinline]] void micro_short(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, Form::Short>(*this, ap, bp, kc, acc);
+  }
+  // Short operands with products in the subnormal binades (Form::ShortSub).
+  static constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Product>::value;
+  bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
+  void step_short_sub(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_short_sub(a, b, v);
+  }
+  [[gnu::noinline]] void micro_short_sub(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, Form::ShortSub>(*this, ap, bp, kc, acc);
   }
 };
 
@@ -379,7 +430,28 @@ struct KernAccIeee {
       c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_normal(a, b, v));
   }
   [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, true>(*this, ap, bp, kc, acc);
+    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
+  }
+  // The short path, as in KernMulF32.
+  static constexpr bool kShortPath = HasShortPath<Product>::value;
+  int short_bits() const { return prod.short_bits(); }
+  void step_short(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v)
+      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_short(a, b, v));
+  }
+  [[gnu::noinline]] void micro_short(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, Form::Short>(*this, ap, bp, kc, acc);
+  }
+  static constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Product>::value;
+  bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
+  void step_short_sub(AElem a, const BRow& b, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v)
+      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_short_sub(a, b, v));
+  }
+  [[gnu::noinline]] void micro_short_sub(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, Form::ShortSub>(*this, ap, bp, kc, acc);
   }
 };
 
@@ -413,6 +485,9 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   // sequence (about 15 cycles), so more rows keep more of them in flight.
   static constexpr int MR = 8;
   static constexpr double kFloor = 0x1p-119;
+  // Its normal path already multiplies once per product; the base's short
+  // path (another tile shape) must not run.
+  static constexpr bool kShortPath = false, kShortSubPath = false;
   bool normal_ok(double floor, uint32_t bmax) const {
     return floor >= kFloor && KernAccIeee::normal_ok(floor, bmax);
   }
@@ -453,7 +528,7 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
     // Accumulators from earlier k blocks that other paths left off the grid
     // (bf16 subnormals): the base kernel's step, valid under the flag bound.
     if (!on_grid(acc)) return micro_loop<false>(*this, ap, bp, kc, acc);
-    micro_loop<false, true>(*this, ap, bp, kc, acc);
+    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
   }
 };
 #else
