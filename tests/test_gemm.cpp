@@ -805,7 +805,7 @@ TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
 
 // Shapes over several row groups and row tasks, with a last group of 6 rows:
 // M = 64 and 70 take the 16-row fp32 tile on AVX-512, M = 6 and 24 the 8-row one
-// (gemm.cpp run_fp32); the 8-row tiles of (b), (d), (e) and bf16 (c) run 9, 8, 1 and 3 groups.
+// (gemm.cpp run_fp32); the 8-row tiles of (b), (d) and bf16 (c) run 9, 8, 1 and 3 groups.
 TEST_CASE("fast paths over several row groups and tasks equal mac_reduce", "[gemm]") {
   const std::vector<Shape> shapes = {{70, 35, 300}, {64, 40, 257}, {6, 41, 30}, {24, 33, 20}};
   check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Normal, Data::Normal, 40, shapes);

@@ -183,9 +183,8 @@ struct BRowOf {
 //       load), 12 loads for 8 operations of 4-cycle latency: 71 GMAC/s on one
 //       Zen 5 core. With 16 accumulators, B in two registers and the A
 //       broadcast as the third operand, 161 (bench gemm's int8 512^3, one thread).
-//       (e) on AVX-512: 8 x 32, whose 16 chains of about 20 cycles of latency
-//       a term (conversions, lookups, mask tests) keep more of the pipes busy:
-//       posit16_1 4.1 -> 5.1 GMAC/s on one core (no spills: 32 registers).
+//       (e) stays 4 x 32: 8 x 32 ran at the same speed (posit16_1 512^3 on one
+//       Zen 5 core, 4.8-5.3 GMAC/s either way in alternating runs).
 constexpr int kFp32MR = kWideVectors ? 8 : 6;
 constexpr int kFp32TallMR = kWideVectors ? 16 : 6;
 constexpr int kFp32NV = kWideVectors ? 1 : 2;
@@ -647,7 +646,7 @@ constexpr bool kPositTableLookup = false;
 #endif
 template <bool kTable>
 struct KernPosit {
-  static constexpr int MR = kWideVectors ? 8 : 2, NV = 2, NR = NV * kLanes;
+  static constexpr int MR = kWideVectors ? 4 : 2, NV = 2, NR = NV * kLanes;
   using AElem = float;
   using BElem = float;
   using Acc = float;
