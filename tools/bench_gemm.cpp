@@ -24,6 +24,7 @@
 #include "backends/cpu/gemm.h"
 #include "numerics/format_spec.h"
 #include "numerics/parallel_for.h"
+#include "numerics/round.h"
 #include "tools/bench_machine.h"
 #include "tools/commands.h"
 #include "tools/openblas_core.h"
@@ -130,6 +131,13 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   auto q8 = [](float x) { return std::min(127.0f, std::max(-128.0f, std::nearbyint(32.0f * x))); };
   std::transform(A.begin(), A.end(), A8.begin(), q8);
   std::transform(B.begin(), B.end(), B8.begin(), q8);
+  // e6m6 operands: the N(0,1) values rounded to e6m6, what a GEMM under an e6m6 policy reads in
+  // training (weights and activations stored in the format); they take the short paths.
+  const Format e6m6 = parse_format("e6m6");
+  std::vector<float> A6(A.size()), B6(B.size());
+  auto q6 = [&](float x) { return quantize(e6m6, x); };
+  std::transform(A.begin(), A.end(), A6.begin(), q6);
+  std::transform(B.begin(), B.end(), B6.begin(), q6);
 
   const char* core_env = std::getenv("OPENBLAS_CORETYPE");
   const char* own_core = std::getenv("EMUTRAIN_OPENBLAS_OWN_CORE");
@@ -161,23 +169,26 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
                 C.data(), static_cast<int>(N));
   };
 
+  enum class Operands { Normal, Int8, E6m6 };
   struct Case {
     const char* label;
     const char* mul;
     const char* acc;
-    bool int8;
+    Operands operands;
     bool generic;
   };
   std::vector<Case> cases = {
-      {"fp32 / acc fp32 (pass-through)", "fp32", "fp32", false, false},
-      {"mul e6m6 / acc fp32", "e6m6", "fp32", false, false},
-      {"bf16 / acc bf16", "bf16", "bf16", false, false},
-      {"posit16_1 / acc posit16_1", "posit16_1", "posit16_1", false, false},
-      {"int8 / acc int32 (*)", "exact", "int32", true, false},
+      {"fp32 / acc fp32 (pass-through)", "fp32", "fp32", Operands::Normal, false},
+      {"mul e6m6 / acc fp32", "e6m6", "fp32", Operands::Normal, false},
+      {"mul e6m6 / acc fp32, e6m6 operands (+)", "e6m6", "fp32", Operands::E6m6, false},
+      {"bf16 / acc bf16", "bf16", "bf16", Operands::Normal, false},
+      {"posit16_1 / acc posit16_1", "posit16_1", "posit16_1", Operands::Normal, false},
+      {"int8 / acc int32 (*)", "exact", "int32", Operands::Int8, false},
   };
   if (o.generic) {
-    cases.push_back({"mul e6m6 / acc fp32, generic path", "e6m6", "fp32", false, true});
-    cases.push_back({"posit16_1 / acc posit16_1, generic path", "posit16_1", "posit16_1", false, true});
+    cases.push_back({"mul e6m6 / acc fp32, generic path", "e6m6", "fp32", Operands::Normal, true});
+    cases.push_back(
+        {"posit16_1 / acc posit16_1, generic path", "posit16_1", "posit16_1", Operands::Normal, true});
   }
 
   // Two ratios. "vs best": fastest policy run / fastest OpenBLAS run, the
@@ -196,8 +207,12 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
   std::vector<Row> rows;
   for (const Case& c : cases) {
     const MacPolicy p = bench_gemm_policy(c.mul, c.acc);
-    const float* a = c.int8 ? A8.data() : A.data();
-    const float* b = c.int8 ? B8.data() : B.data();
+    const float* a = c.operands == Operands::Int8   ? A8.data()
+                     : c.operands == Operands::E6m6 ? A6.data()
+                                                    : A.data();
+    const float* b = c.operands == Operands::Int8   ? B8.data()
+                     : c.operands == Operands::E6m6 ? B6.data()
+                                                    : B.data();
     GemmPath path = GemmPath::Generic;
     const GemmTiming t = measure(c.generic ? 0.0 : o.min_time, [&] {
       path = mac_gemm_run(p, a, K, b, N, C.data(), N, M, N, K, nullptr, GemmDraws{}, threads, c.generic);
@@ -217,7 +232,9 @@ int run_bench_gemm(const BenchGemmOptions& opts, std::ostream& out) {
                        r.t.best * 1e3, macs / r.t.best * 1e-9, r.t.best / blas_best, r.t.mean * 1e3,
                        r.t.mean / r.blas_mean);
   }
-  out << "(*) operands quantized to int8 (round(32 x), clamped), exact products, int32 accumulator\n";
+  out << "(*) operands quantized to int8 (round(32 x), clamped), exact products, int32 accumulator\n"
+         "(+) operands rounded to e6m6 first (as training reads them under an e6m6 policy); the other rows "
+         "take the N(0,1) binary32 operands as they are\n";
   out << fmt::format(
       "vs best: fastest run / fastest OpenBLAS run (>= 3 runs and >= {} s per policy). "
       "vs adjacent: mean time / mean OpenBLAS time in windows right before and after.\n"
