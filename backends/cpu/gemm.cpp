@@ -550,18 +550,18 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
                                      bmax[b * panels + panel])) {
                     if constexpr (kShortPath) {
                       if (abits + bbits[b * panels + panel] <= kern.short_bits()) {
-                        kern.micro_short(apack.data(), packed_b(b, panel), kr, c);
+                        kern.template micro_form<Form::Short>(apack.data(), packed_b(b, panel), kr, c);
                         continue;
                       }
                     }
-                    kern.micro_normal(apack.data(), packed_b(b, panel), kr, c);
+                    kern.template micro_form<Form::Normal>(apack.data(), packed_b(b, panel), kr, c);
                     continue;
                   }
                 }
                 if constexpr (kShortSubPath) {  // short operands, products below 2^emin
                   if (abits + bbits[b * panels + panel] <= kern.short_bits() &&
                       kern.sub_ok(bmax[b * panels + panel])) {
-                    kern.micro_short_sub(apack.data(), packed_b(b, panel), kr, c);
+                    kern.template micro_form<Form::ShortSub>(apack.data(), packed_b(b, panel), kr, c);
                     continue;
                   }
                 }

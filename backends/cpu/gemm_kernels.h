@@ -97,13 +97,13 @@ template <class V, class BElem>
 // flagged (the operands bound every product below the flag threshold), and the
 // kernel may skip the test.
 //
-// Form::Normal (kernels with a normal path, K::kNormalPath): the caller has
-// also checked K::normal_ok for the operands (no product in the subnormal
-// binades), and the kernel runs step_normal, which may leave out what only such
-// products need. Form::Short (K::kShortPath): moreover the operands have
-// together at most K::short_bits() significant bits: step_short.
-// Form::ShortSub: such short operands without normal_ok's floor (K::sub_ok,
-// where the CPU has the one-operation clamp): step_short_sub.
+// The other forms run K::step_form<kForm>, cheaper product roundings where
+// the caller has checked more about the operands (ProductForms below):
+// Form::Normal (K::kNormalPath): K::normal_ok (no product in the subnormal
+// binades), so the kernel may leave out what only such products need;
+// Form::Short (K::kShortPath): moreover the operands have together at most
+// K::short_bits() significant bits; Form::ShortSub (K::kShortSubPath): such
+// short operands without normal_ok's floor (K::sub_ok).
 enum class Form { General, Normal, Short, ShortSub };
 template <bool kChecked, Form kForm = Form::General, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
@@ -120,12 +120,8 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     b.load(brow);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      if constexpr (kForm == Form::ShortSub) {
-        kern.step_short_sub(ap[k * MR + r], b, c[r]);
-      } else if constexpr (kForm == Form::Short) {
-        kern.step_short(ap[k * MR + r], b, c[r]);
-      } else if constexpr (kForm == Form::Normal) {
-        kern.step_normal(ap[k * MR + r], b, c[r]);
+      if constexpr (kForm != Form::General) {
+        kern.template step_form<kForm>(ap[k * MR + r], b, c[r]);
       } else {
         kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
       }
@@ -239,9 +235,6 @@ struct ProductF32 {
   // (floor: a lower bound of the nonzero |a b|) and |b| 2^(23 - man_bits) is
   // finite (bmax: the largest |b| as binary32 bits).
   static constexpr bool kNormalPath = true;
-  VF product_normal(float a, const BRow& b, int v) const {
-    return fast_ieee_rne_product_normal_f(pm, splat<VF>(a), b.v[v]);
-  }
   bool normal_ok(double floor, uint32_t bmax) const {
     return floor >= static_cast<double>(bits_float(pm.emin_bits)) &&
            static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127;
@@ -250,15 +243,18 @@ struct ProductF32 {
   // significant bits: fast_ieee_rne_product_short_f, one operation fewer.
   static constexpr bool kShortPath = true;
   int short_bits() const { return static_cast<int>(float_bits(pm.scale) >> 23) - 127; }  // 23 - man_bits
-  VF product_short(float a, const BRow& b, int v) const {
-    return fast_ieee_rne_product_short_f(pm, splat<VF>(a), b.v[v]);
-  }
   // The short form without the floor (fast_ieee_rne_product_short_sub_f):
   // needs |b| 2^(23 - man_bits) finite, and pays only with vrangeps.
   static constexpr bool kShortSubPath = kLaneRange;
   bool sub_ok(uint32_t bmax) const { return static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127; }
-  VF product_short_sub(float a, const BRow& b, int v) const {
-    return fast_ieee_rne_product_short_sub_f(pm, splat<VF>(a), b.v[v]);
+  // The rounded products of columns kLanes v .. kLanes v + kLanes - 1 in form F.
+  template <Form F>
+  VF product_form(float a, const BRow& b, int v) const {
+    const VF av = splat<VF>(a);
+    if constexpr (F == Form::Normal) return fast_ieee_rne_product_normal_f(pm, av, b.v[v]);
+    if constexpr (F == Form::Short) return fast_ieee_rne_product_short_f(pm, av, b.v[v]);
+    static_assert(F != Form::General, "the general form is product()");
+    return fast_ieee_rne_product_short_sub_f(pm, av, b.v[v]);
   }
 };
 // ... or with exact binary64 products in two halves (exp_bits <= 8, man_bits
@@ -282,6 +278,27 @@ struct ProductRne {
   double safe_bound() const { return bits_double(pm.flag_bits); }
 };
 
+// What kernels (b) and (c) share: the policy, the products, and which of
+// micro_loop's cheaper forms the Product offers (each a constant, a test of
+// the operands' bounds for gemm.cpp, and a loop over the kernel's tile).
+// Kern: the kernel (CRTP), whose step_form<F> adds the products of form F.
+template <class Kern, class Product>
+struct ProductForms {
+  MacPolicy p;
+  Product prod;
+  double safe_bound() const { return prod.safe_bound(); }
+  static constexpr bool kNormalPath = HasNormalPath<Product>::value;
+  static constexpr bool kShortPath = HasShortPath<Product>::value;
+  static constexpr bool kShortSubPath = HasShortSubPath<Product>::value;
+  bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
+  int short_bits() const { return prod.short_bits(); }
+  bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
+  template <Form F, class AElem, class BElem, class Acc>
+  [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    micro_loop<false, F>(static_cast<const Kern&>(*this), ap, bp, kc, acc);
+  }
+};
+
 // (b) mul eXmY (RNE) / acc fp32 RNE: rounded products (Product), binary32
 // adds. A zero product may come out +0 for -0: the accumulator is never -0
 // (it starts at +0, +0 + -0 = +0, and a nonzero sum of binary32 values never
@@ -289,15 +306,13 @@ struct ProductRne {
 // reached the top binade of mul (possible overflow), or Inf/NaN, are redone
 // lane by lane.
 template <class Product>
-struct KernMulF32 {
+struct KernMulF32 : ProductForms<KernMulF32<Product>, Product> {
   static constexpr int MR = kWideVectors ? 8 : 4, NV = Product::NV, NR = NV * kLanes;
   using AElem = typename Product::AElem;
   using BElem = typename Product::BElem;
   using Acc = float;
   using AccV = VF;
   using BRow = typename Product::BRow;
-  MacPolicy p;
-  Product prod;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
@@ -306,48 +321,23 @@ struct KernMulF32 {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
       bool flagged = false;
-      const VF r = prod.template product<kChecked>(a, b, v, &flagged);
+      const VF r = this->prod.template product<kChecked>(a, b, v, &flagged);
       if (kChecked && __builtin_expect(flagged, 0)) {
-        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + kLanes * v);
+        c[v] = redo_lanes(this->p, c[v], static_cast<float>(a), brow + kLanes * v);
       } else {
         c[v] = c[v] + r;
       }
     }
   }
-  double safe_bound() const { return prod.safe_bound(); }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
   }
-  // The normal path (micro_loop's kNormal), where the Product has one.
-  static constexpr bool kNormalPath = HasNormalPath<Product>::value;
-  bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
-  void step_normal(AElem a, const BRow& b, VF* c) const {
+  // micro_loop's other forms (ProductForms): the same binary32 adds.
+  template <Form F>
+  void step_form(AElem a, const BRow& b, VF* c) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_normal(a, b, v);
-  }
-  [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
-  }
-  // The short path (micro_loop's kShort): four operations per product vector.
-  static constexpr bool kShortPath = HasShortPath<Product>::value;
-  int short_bits() const { return prod.short_bits(); }
-  void step_short(AElem a, const BRow& b, VF* c) const {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_short(a, b, v);
-  }
-  [[gnu::noinline]] void micro_short(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::Short>(*this, ap, bp, kc, acc);
-  }
-  // Short operands with products in the subnormal binades (Form::ShortSub).
-  static constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Product>::value;
-  bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
-  void step_short_sub(AElem a, const BRow& b, VF* c) const {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) c[v] = c[v] + prod.product_short_sub(a, b, v);
-  }
-  [[gnu::noinline]] void micro_short_sub(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::ShortSub>(*this, ap, bp, kc, acc);
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + this->prod.template product_form<F>(a, b, v);
   }
 };
 
@@ -389,15 +379,13 @@ struct KernMulIeee {
 // docs/contract.md section 1.4). The accumulator is never -0: it starts at +0 and a
 // nonzero sum of two values on acc's grid is at least its smallest step.
 template <class Product, int kAccWide>  // acc has exp_bits == 8 (1) or fewer (0)
-struct KernAccIeee {
+struct KernAccIeee : ProductForms<KernAccIeee<Product, kAccWide>, Product> {
   static constexpr int MR = 4, NV = Product::NV, NR = NV * kLanes;
   using AElem = typename Product::AElem;
   using BElem = typename Product::BElem;
   using Acc = float;
   using AccV = VF;
   using BRow = typename Product::BRow;
-  MacPolicy p;
-  Product prod;
   FastIeeeRneF32 pa;
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
@@ -407,50 +395,24 @@ struct KernAccIeee {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
       bool flagged = false;
-      const VF r = prod.template product<kChecked>(a, b, v, &flagged);
+      const VF r = this->prod.template product<kChecked>(a, b, v, &flagged);
       if (kChecked && __builtin_expect(flagged, 0)) {
-        c[v] = redo_lanes(p, c[v], static_cast<float>(a), brow + kLanes * v);
+        c[v] = redo_lanes(this->p, c[v], static_cast<float>(a), brow + kLanes * v);
       } else {
         c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + r);
       }
     }
   }
-  double safe_bound() const { return prod.safe_bound(); }
   template <bool kChecked = true>
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
   }
-  // The normal path, as in KernMulF32: the products' shorter form, the same sums.
-  static constexpr bool kNormalPath = HasNormalPath<Product>::value;
-  bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
-  void step_normal(AElem a, const BRow& b, VF* c) const {
+  // micro_loop's other forms (ProductForms): the products' shorter forms, the same sums.
+  template <Form F>
+  void step_form(AElem a, const BRow& b, VF* c) const {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v)
-      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_normal(a, b, v));
-  }
-  [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
-  }
-  // The short path, as in KernMulF32.
-  static constexpr bool kShortPath = HasShortPath<Product>::value;
-  int short_bits() const { return prod.short_bits(); }
-  void step_short(AElem a, const BRow& b, VF* c) const {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v)
-      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_short(a, b, v));
-  }
-  [[gnu::noinline]] void micro_short(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::Short>(*this, ap, bp, kc, acc);
-  }
-  static constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Product>::value;
-  bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
-  void step_short_sub(AElem a, const BRow& b, VF* c) const {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v)
-      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + prod.product_short_sub(a, b, v));
-  }
-  [[gnu::noinline]] void micro_short_sub(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, Form::ShortSub>(*this, ap, bp, kc, acc);
+      c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + this->prod.template product_form<F>(a, b, v));
   }
 };
 
@@ -485,8 +447,8 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   // core in three alternating runs.
   static constexpr int MR = 8;
   static constexpr double kFloor = 0x1p-119;
-  // Its normal path already multiplies once per product; the base's short
-  // path (another tile shape) must not run.
+  // Its normal form already multiplies once per product; the base's short
+  // forms (another step) do not run.
   static constexpr bool kShortPath = false, kShortSubPath = false;
   bool normal_ok(double floor, uint32_t bmax) const {
     return floor >= kFloor && KernAccIeee::normal_ok(floor, bmax);
@@ -512,8 +474,9 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
     *r0 = (VF)_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, lo, w);
     *r1 = (VF)_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi, w);
   }
-  void step_normal(float a, const BRow& b, VF* c) const {
-    static_assert(NV == 2, "pairs of vectors");
+  template <Form F>
+  void step_form(float a, const BRow& b, VF* c) const {
+    static_assert(F == Form::Normal && NV == 2, "the normal form, pairs of vectors");
     const VF av = splat<VF>(a);
     VF r0, r1;
     round_pair(av * b.v[0], av * b.v[1], &r0, &r1);
@@ -524,7 +487,9 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
   }
-  [[gnu::noinline]] void micro_normal(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+  template <Form F>
+  [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
+    static_assert(F == Form::Normal, "only the normal form");
     // Accumulators from earlier k blocks that other paths left off the grid
     // (bf16 subnormals): the base kernel's step, valid under the flag bound.
     if (!on_grid(acc)) return micro_loop<false>(*this, ap, bp, kc, acc);
