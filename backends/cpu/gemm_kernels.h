@@ -418,26 +418,30 @@ struct KernAccIeee : ProductForms<KernAccIeee<Product, kAccWide>, Product> {
 
 // (c) for bf16 products into a bf16 accumulator where the CPU converts to
 // bfloat16 (AVX-512 BF16, chosen at compile time like the int8 kernel). Its
-// normal path rounds with vcvtne2ps2bf16: nearest-even on the binary32 bit
+// forms round the binary32 sums with vcvtne2ps2bf16: nearest-even on the bit
 // pattern, as fast_ieee_rne_f32 rounds for exp_bits == 8, but a subnormal input
-// becomes a zero of its sign. So the normal path asks more than KernAccIeee's
-// (normal_ok): every nonzero exact product is at least 2^-119 (kFloor), and
-// the accumulators it starts from are multiples of 2^-126 (on_grid). Then
-//   - the binary32 product is exact and normal (at most 16 significant bits,
-//     below the flag bound 2^111) or a zero, and converts to R_bf16 of it;
-//   - a nonzero product of at least 2^-119 is a multiple of its step
-//     2^(e - 7) >= 2^-126, so every exact sum of accumulator and product is a
-//     multiple of 2^-126, nonzero ones at least 2^-126 in magnitude: the
-//     binary32 sum is normal (or 0) and converts to R_bf16 of it, which is
-//     what KernAccIeee computes (the same double rounding), and the result is
-//     again a multiple of 2^-126.
-// A sum past bf16's range rounds to Inf in both; no NaN arises (finite
-// products). A -0 product (the fma form gives +0) adds nothing to an
-// accumulator that is never -0. Elsewhere the base kernel's steps run.
-// Per pair of product vectors: 2 multiplies, 2 adds, 2 conversions and 4 word
-// permutes (the bfloat16 halves back into binary32 lanes), against 20
-// operations in KernAccIeee's normal path; 512^3 on one Zen 5 core: 13.5 ->
-// 22.4 GMAC/s.
+// becomes a zero of its sign. So they ask more than KernAccIeee's normal form
+// (normal_ok): every nonzero exact product is at least 2^-119 (kFloor), and the
+// accumulators they start from are multiples of 2^-126 (on_grid). Then every
+// rounded product r, a bf16 value of at least 2^-119, is a multiple of its step
+// 2^(e - 7) >= 2^-126, so every exact sum of accumulator and product is a
+// multiple of 2^-126, nonzero ones at least 2^-126 in magnitude: the binary32
+// sum is normal (or 0) and converts to R_bf16 of it, which is what KernAccIeee
+// computes (the same double rounding), and the result is again a multiple of
+// 2^-126. A sum past bf16's range rounds to Inf in both; no NaN arises (finite
+// products). The products:
+//   - Form::Normal: the FMA form of ProductF32 (any binary32 operands);
+//   - Form::Short, where the operands have together at most 24 significant
+//     bits (bf16 values: 8 + 8): the binary32 product is then exact, normal
+//     (below the flag bound 2^111) or a zero, and converts to R_bf16 of it. A
+//     -0 product (the FMA form gives +0) adds nothing to an accumulator that
+//     is never -0. With longer operands the binary32 product is itself rounded
+//     and its conversion a double rounding (0x1.38283p+0 x 0x1.69aa08p+0:
+//     1.71875 instead of 1.7265625; test_gemm has it).
+// Elsewhere the base kernel's steps run. Per pair of product vectors, Short: 2
+// multiplies, 2 adds, 2 conversions and 4 word permutes (the bfloat16 halves
+// back into binary32 lanes); Normal: the FMA form's 8 operations, the adds and
+// one conversion with its 2 permutes; KernAccIeee's normal form: 20.
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
 #define EMU_GEMM_BF16_KERNEL "AVX-512 BF16 vcvtne2ps2bf16"
 #define EMU_GEMM_BF16_CONVERT 1
@@ -447,9 +451,8 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   // core in three alternating runs.
   static constexpr int MR = 8;
   static constexpr double kFloor = 0x1p-119;
-  // Its normal form already multiplies once per product; the base's short
-  // forms (another step) do not run.
-  static constexpr bool kShortPath = false, kShortSubPath = false;
+  static constexpr bool kShortPath = true, kShortSubPath = false;
+  int short_bits() const { return 24; }  // an exact binary32 product
   bool normal_ok(double floor, uint32_t bmax) const {
     return floor >= kFloor && KernAccIeee::normal_ok(floor, bmax);
   }
@@ -476,10 +479,15 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   }
   template <Form F>
   void step_form(float a, const BRow& b, VF* c) const {
-    static_assert(F == Form::Normal && NV == 2, "the normal form, pairs of vectors");
-    const VF av = splat<VF>(a);
+    static_assert((F == Form::Normal || F == Form::Short) && NV == 2, "two forms, pairs of vectors");
     VF r0, r1;
-    round_pair(av * b.v[0], av * b.v[1], &r0, &r1);
+    if constexpr (F == Form::Short) {
+      const VF av = splat<VF>(a);
+      round_pair(av * b.v[0], av * b.v[1], &r0, &r1);
+    } else {
+      r0 = prod.product_form<Form::Normal>(a, b, 0);
+      r1 = prod.product_form<Form::Normal>(a, b, 1);
+    }
     round_pair(c[0] + r0, c[1] + r1, &c[0], &c[1]);
   }
   // Every loop over this tile shape (the base's steps where normal_ok fails).
@@ -489,11 +497,10 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
   }
   template <Form F>
   [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    static_assert(F == Form::Normal, "only the normal form");
     // Accumulators from earlier k blocks that other paths left off the grid
     // (bf16 subnormals): the base kernel's step, valid under the flag bound.
     if (!on_grid(acc)) return micro_loop<false>(*this, ap, bp, kc, acc);
-    micro_loop<false, Form::Normal>(*this, ap, bp, kc, acc);
+    micro_loop<false, F>(*this, ap, bp, kc, acc);
   }
 };
 #else
