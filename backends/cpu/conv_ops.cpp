@@ -278,13 +278,7 @@ void CpuBackend::conv2d_grad_input(const MacPolicy& p, const Conv2dParams& cp, c
           if (pixels == 0) continue;
           std::vector<int64_t> cols(static_cast<size_t>(pixels));
           for (int64_t j = 0; j < pixels; ++j) cols[static_cast<size_t>(j)] = gph.pixel_offset(j);
-          if (kp == 0) {  // no tap reaches these pixels (a 1 x 1 kernel at stride 2): the empty sum
-            const float v =
-                static_cast<float>(mac_reduce(p, nullptr, nullptr, 0, nullptr, [](uint64_t) { return 0u; }));
-            for (int64_t cl = 0; cl < g.Cig; ++cl)
-              for (int64_t j = 0; j < pixels; ++j) gxg[cl * hw + cols[static_cast<size_t>(j)]] = v;
-            continue;
-          }
+          // kp = 0 (no tap reaches these pixels: a 1 x 1 kernel at stride 2): the GEMM's empty sums.
           // A = w_g as (C_in/G, the phase's taps): wph[cl * kp + t] = w_g[co][cl][kh][kw] of tap t.
           std::vector<int64_t> tap_at(static_cast<size_t>(kp));  // w_g offset of tap t at cl = 0
           for (int64_t t = 0; t < kp; ++t) {

@@ -264,6 +264,19 @@ void store_operands(const Problem& pb, std::vector<float>* a, std::vector<float>
 
 void generic_gemm(const Problem& pb, int threads) {
   const int64_t M = pb.M, N = pb.N, K = pb.K;
+  const MacPolicy& p = *pb.p;
+  if (K == 0 && !pb.out.bias && !is_stochastic(p.out) && !is_stochastic(p.acc_outer) &&
+      !is_stochastic(p.acc)) {
+    // Every output is the empty sum's value, the same for all without a bias or draws: one
+    // mac_reduce and a fill (a 1 x 1 stride-2 grad-input's phases that no tap reaches).
+    const float v =
+        static_cast<float>(mac_reduce(p, nullptr, nullptr, 0, nullptr, [](uint64_t) { return 0u; }));
+    parallel_for(M, threads, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = 0; j < N; ++j) *pb.c_at(i, j) = v;
+    });
+    return;
+  }
   std::vector<float> a, bt;
   store_operands(pb, &a, &bt);
   const int64_t outputs = M * N, per_task = 64;
@@ -387,13 +400,20 @@ double product_floor(uint32_t a, uint32_t b) {
   return static_cast<double>(bits_float(a)) * static_cast<double>(bits_float(b));
 }
 
+// The address of outputs (i, jb .. jb + w - 1) where they are consecutive in memory (no
+// column-offset table, or offsets that run on: they increase, so equal ends mean a run), else null.
+float* output_run(const GemmOutput& o, int64_t i, int64_t jb, int64_t w) {
+  if (o.col_offset && o.col_offset[jb + w - 1] - o.col_offset[jb] != w - 1) return nullptr;
+  return o.C + i * o.ldc + (o.col_offset ? o.col_offset[jb] : jb);
+}
+
 // Epilogue::native_finish for w outputs (i, jb .. jb + w - 1) whose addresses run on
 // (no column-offset table, or a convolution's run of one image's pixels): loops
 // that vectorise, the bits of the per-output loop (acc, plus the bias when
 // there is one, NaN made canonical). Returns false for scattered outputs.
 bool native_finish_run(const GemmOutput& o, const float* acc, int64_t i, int64_t jb, int64_t w) {
-  if (o.col_offset && o.col_offset[jb + w - 1] - o.col_offset[jb] != w - 1) return false;
-  float* dst = o.C + i * o.ldc + (o.col_offset ? o.col_offset[jb] : jb);
+  float* dst = output_run(o, i, jb, w);
+  if (!dst) return false;
   auto canonical = [](float v) { return v != v ? static_cast<float>(quiet_nan()) : v; };
   if (!o.bias) {
     for (int64_t l = 0; l < w; ++l) dst[l] = canonical(acc[l]);
@@ -618,8 +638,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
               for (int64_t l = 0; l < w; ++l) sum[l] = src[l] + bias_of(i, jb + l);
               src = sum;
             }
-            if (!o.col_offset || o.col_offset[jb + w - 1] - o.col_offset[jb] == w - 1) {  // a run: in place
-              ep.round_out(src, w, pb.c_at(i, jb));
+            if (float* dst = output_run(o, i, jb, w)) {  // a run: in place
+              ep.round_out(src, w, dst);
               return;
             }
             ep.round_out(src, w, rounded);
