@@ -568,4 +568,61 @@ EMU_HD F fast_posit_rne_product_f(const FastPositRneF& p, F a, F b, M* flag, con
   return lane_fma(a, b, cs) - cs;  // a zero product gives +0
 }
 
+// ---------------------------------------------------------------------------
+// fast_posit_rne_f and fast_posit_rne_product_f without flags, for kernels
+// that test their results once, at the end of many steps (gemm_kernels.h
+// KernPosit's poison form). Where p.has_table, the exponent fields [lo, hi]
+// use hi - lo + 1 of the 64 slots e & 63; the other 63 - (hi - lo) slots
+// hold 0x7fc0, the high half of a quiet NaN. An exponent field in [lo - P,
+// hi + P], P = 63 - (hi - lo), then reaches its own slot or a poisoned one
+// (e & 63 for e in [hi + 1, lo + 63] names no field of [lo, hi], and
+// neither does e - 64): C is right or NaN, and a NaN C makes the result NaN,
+// which stays NaN through every later sum and rounding. So a caller that
+// keeps its inputs' exponent fields inside [lo - P, hi + P] (or zero) and
+// finds no NaN at the end knew every C. posit16_1: 48 fields [103, 150], P
+// = 16, served [87, 166] (2^-40 <= |x| < 2^40).
+//
+// The lookup leaves out the mask of the low half (lane_lookup_both16): C's
+// bits 0-15 are another slot's entry. Every entry has bit 0 clear (bit 16 of
+// 1.5 * 2^k; 0x7fc0), so C = 2^k (1.5 + j 2^-23) with j even and below 2^16:
+// in C's binade, an even multiple of the binade's spacing, and x + C stays in
+// the binade for |x| < 2^(k-2), i.e. F(s) <= 20 (|x| < 2^(s+1), k = s + 23 -
+// F(s)). Then RN(x + C) - C rounds x to the grid, ties to even, exactly as
+// with 1.5 * 2^k. A zero's slot is 0 (field 128, s = 1, inside [lo, hi] when
+// hi >= 128): C is finite and the result +0.
+//
+// Domain: p.has_table, p.base <= 20, p.hi >= 128 (fast_posit_poison_supported).
+struct FastPositPoison {
+  uint32_t lo, hi;      // biased binary32 exponents served (own slot or poison)
+  uint16_t c_high[64];  // p.c_high, 0x7fc0 in the slots no field of [p.lo, p.hi] uses
+};
+
+EMU_HD bool fast_posit_poison_supported(const FastPositRneF& p) {
+  return p.has_table && p.base <= 20 && p.hi >= 128;
+}
+
+EMU_HD FastPositPoison fast_posit_poison_params(const FastPositRneF& p) {
+  FastPositPoison q;
+  const uint32_t spare = 63 - (p.hi - p.lo);
+  q.lo = p.lo - spare;
+  q.hi = p.hi + spare;
+  for (uint32_t e = 0; e < 64; ++e) q.c_high[e] = 0x7fc0;
+  for (uint32_t e = p.lo; e <= p.hi; ++e) q.c_high[e & 63] = p.c_high[e & 63];
+  return q;
+}
+
+template <class F, class Table, class U = typename LaneTraits<F>::U>
+EMU_HD F fast_posit_rne_poison_f(const Table* table, F x) {
+  const F cs = lane_cast<F>(lane_lookup_both16(table, lane_cast<U>(x)));
+  return (x + cs) - cs;  // zero gives +0
+}
+
+// The exact product a b, C from the binade of the binary32 product as in
+// fast_posit_rne_product_f.
+template <class F, class Table, class U = typename LaneTraits<F>::U>
+EMU_HD F fast_posit_rne_product_poison_f(const Table* table, F a, F b) {
+  const F cs = lane_cast<F>(lane_lookup_both16(table, lane_cast<U>(a * b)));
+  return lane_fma(a, b, cs) - cs;  // a zero product gives +0
+}
+
 }  // namespace emu

@@ -81,6 +81,11 @@ EMU_HD uint32_t lane_umin(uint32_t a, uint32_t b) { return a < b ? a : b; }
 EMU_HD uint32_t lane_lookup_hi16(const uint16_t* table, uint32_t x) {
   return static_cast<uint32_t>(table[(x >> 23) & 63u]) << 16;
 }
+// The same without clearing the low half, which holds the entry of x's bits
+// 7-12 (what one vpermi2w gives for x >> 7; fast_posit_rne_poison_f).
+EMU_HD uint32_t lane_lookup_both16(const uint16_t* table, uint32_t x) {
+  return (static_cast<uint32_t>(table[(x >> 23) & 63u]) << 16) | table[(x >> 7) & 63u];
+}
 
 // Masks (one bit of "this lane needs the slow path" per lane).
 EMU_HD bool lane_ge(uint32_t a, uint32_t b) { return a >= b; }
@@ -365,6 +370,20 @@ inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
 inline v8u32 lane_lookup_hi16(const LaneTable64* t, v8u32 x) {
   v8u32 r;
   for (int i = 0; i < 8; ++i) r[i] = lane_lookup_hi16(t->hi_table(), x[i]);
+  return r;
+}
+inline v16u32 lane_lookup_both16(const LaneTable64* t, v16u32 x) {
+#if defined(__AVX512BW__)
+  return (v16u32)_mm512_permutex2var_epi16(t->lo, (__m512i)(x >> 7), t->hi);
+#else
+  v16u32 r;
+  for (int i = 0; i < 16; ++i) r[i] = lane_lookup_both16(t->hi_table(), x[i]);
+  return r;
+#endif
+}
+inline v8u32 lane_lookup_both16(const LaneTable64* t, v8u32 x) {
+  v8u32 r;
+  for (int i = 0; i < 8; ++i) r[i] = lane_lookup_both16(t->hi_table(), x[i]);
   return r;
 }
 

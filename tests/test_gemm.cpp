@@ -520,6 +520,44 @@ TEST_CASE("fast_posit_rne_d equals round_value where it does not flag", "[gemm][
   }
 }
 
+namespace {
+
+// Inputs for the posit rounding tests: products (a, b) of ties, their
+// neighbours and codes (as x * 1) and random operands; sums (a, b) of random
+// pairs of posit values.
+struct PositTestInputs {
+  std::vector<std::pair<float, float>> products, sums;
+};
+PositTestInputs posit_test_inputs(const Format& f) {
+  PositTestInputs in;
+  std::vector<float> values;
+  Format wider = f;
+  wider.nbits = f.nbits + 1;
+  const uint64_t codes = 1ull << f.nbits;
+  const uint64_t step = codes > (1u << 16) ? codes >> 16 : 1;
+  for (uint64_t c = 0; c < codes; c += step) {
+    const double v = decode(f, c), t = decode(wider, 2 * c + 1);
+    if (std::isnan(v)) continue;
+    values.push_back(static_cast<float>(v));
+    for (double x : {v, t})
+      for (float y : {static_cast<float>(x), std::nextafter(static_cast<float>(x), HUGE_VALF),
+                      std::nextafter(static_cast<float>(x), -HUGE_VALF)})
+        in.products.push_back({y, 1.0f});
+  }
+  FloatSource src(7);
+  for (int i = 0; i < 150000; ++i) {
+    in.products.push_back({src.around(-16, 12), src.around(-16, 12)});
+    in.products.push_back({src.short_value(-8, 8, 7), src.short_value(-8, 8, 7)});
+    in.products.push_back({src.any(), src.around(-40, 40)});
+  }
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 300000; ++i)
+    in.sums.push_back({values[rng() % values.size()], values[rng() % values.size()]});
+  return in;
+}
+
+}  // namespace
+
 TEST_CASE("posit rounding of exact products and of round-to-odd sums equals round_value",
           "[gemm][fast_round]") {
   for (const char* spec : {"posit16_1", "posit16_0", "posit16_2", "posit8_0", "posit8_1", "posit8_2",
@@ -528,37 +566,11 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
     const Format f = parse_format(spec);
     REQUIRE(fast_posit_rne_f_supported(f));
     const FastPositRneF p = fast_posit_rne_f_params(f);
-    // Posit values (for sums), ties and their neighbours (as products x * 1).
-    std::vector<float> values;
-    Format wider = f;
-    wider.nbits = f.nbits + 1;
-    const uint64_t codes = 1ull << f.nbits;
-    const uint64_t step = codes > (1u << 16) ? codes >> 16 : 1;
-    std::vector<std::pair<float, float>> pairs;
-    for (uint64_t c = 0; c < codes; c += step) {
-      const double v = decode(f, c), t = decode(wider, 2 * c + 1);
-      if (std::isnan(v)) continue;
-      values.push_back(static_cast<float>(v));
-      for (double x : {v, t})
-        for (float y : {static_cast<float>(x), std::nextafter(static_cast<float>(x), HUGE_VALF),
-                        std::nextafter(static_cast<float>(x), -HUGE_VALF)})
-          pairs.push_back({y, 1.0f});
-    }
-    FloatSource src(7);
-    for (int i = 0; i < 150000; ++i) {
-      pairs.push_back({src.around(-16, 12), src.around(-16, 12)});
-      pairs.push_back({src.short_value(-8, 8, 7), src.short_value(-8, 8, 7)});
-      pairs.push_back({src.any(), src.around(-40, 40)});
-    }
+    const PositTestInputs inputs = posit_test_inputs(f);
+    const std::vector<std::pair<float, float>>& pairs = inputs.products;
     size_t checked = 0;
     for (int pass = 0; pass < 2; ++pass) {  // products (fast_posit_rne_product_f), then sums of posit values
-      std::vector<std::pair<float, float>> in = pairs;
-      if (pass == 1) {
-        in.clear();
-        std::mt19937_64 rng(8);
-        for (int i = 0; i < 300000; ++i)
-          in.push_back({values[rng() % values.size()], values[rng() % values.size()]});
-      }
+      const std::vector<std::pair<float, float>>& in = pass ? inputs.sums : inputs.products;
       for (size_t i = 0; i + 16 <= in.size(); i += 16) {
         v16f32 va, vb;
         for (int l = 0; l < 16; ++l) {
@@ -602,6 +614,71 @@ TEST_CASE("posit rounding of exact products and of round-to-odd sums equals roun
   }
 }
 
+// The poison forms (fast_posit_rne_poison_f, fast_posit_rne_product_poison_f):
+// inputs whose binary32 value (the product's, or the round-to-odd sum's) has
+// its exponent field in [lo, hi] (or is zero) round as round_value; the rest of
+// the served window [w.lo, w.hi] gives NaN. Vectors by vpermi2w (AVX-512 BW),
+// scalars by lane_lookup_both16 (the same low half).
+TEST_CASE(
+    "posit poison forms equal round_value inside the grid binades and give NaN in the rest of the window",
+    "[gemm][fast_round]") {
+  for (const char* spec : {"posit16_1", "posit16_0", "posit8_0", "posit8_1", "posit8_2", "posit12_1"}) {
+    INFO(spec);
+    const Format f = parse_format(spec);
+    const FastPositRneF p = fast_posit_rne_f_params(f);
+    REQUIRE(fast_posit_poison_supported(p));
+    const FastPositPoison w = fast_posit_poison_params(p);
+    CHECK(w.hi - w.lo == p.hi - p.lo + 2 * (63 - (p.hi - p.lo)));
+    if (std::string(spec) == "posit16_1") CHECK((w.lo == 87 && w.hi == 166));
+    // What poison_sums_ok assumes: every posit is a multiple of minpos.
+    for (uint64_t c = 0; c < (1ull << f.nbits); ++c) {
+      const double v = decode(f, c);
+      if (!std::isnan(v) && std::fmod(v, f.min_positive) != 0) FAIL_CHECK("code " << c << " = " << v);
+    }
+    const LaneTable64 table(w.c_high);
+    const PositTestInputs inputs = posit_test_inputs(f);
+    size_t rounded = 0, poisoned = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<std::pair<float, float>> in = pass ? inputs.sums : inputs.products;
+      // Also operands that reach the window's ends: products of 2^[-24, 24) values, sums with large ones.
+      FloatSource src(9);
+      for (int i = 0; i < 100000; ++i)
+        in.push_back(pass ? std::pair{static_cast<float>(round_value(f, src.around(-30, 30), 0)),
+                                      static_cast<float>(round_value(f, src.around(-30, 30), 0))}
+                          : std::pair{src.around(-24, 24), src.around(-24, 24)});
+      for (size_t i = 0; i + 16 <= in.size(); i += 16) {
+        v16f32 va, vb;
+        for (int l = 0; l < 16; ++l) {
+          va[l] = in[i + l].first;
+          vb[l] = in[i + l].second;
+        }
+        const v16f32 vr = pass ? fast_posit_rne_poison_f(&table, lane_sum_rto(va, vb))
+                               : fast_posit_rne_product_poison_f(&table, va, vb);
+        for (int l = 0; l < 16; ++l) {
+          const float a = in[i + l].first, b = in[i + l].second;
+          const float x = pass ? lane_sum_rto(a, b) : a * b;
+          const float r =
+              pass ? fast_posit_rne_poison_f(w.c_high, x) : fast_posit_rne_product_poison_f(w.c_high, a, b);
+          const uint32_t e = (float_bits(x) >> 23) & 0xff;
+          if (!same_bits(r, vr[l])) FAIL_CHECK("scalar and vector differ, a=" << a << " b=" << b);
+          const bool zero = pass ? x == 0 : (a == 0 || b == 0);  // an underflowing product: e = 0, not served
+          if (zero || (e >= p.lo && e <= p.hi)) {
+            ++rounded;
+            const Exact ex = pass ? exact_add(a, b, false) : exact_mul(a, b);
+            const float ref = static_cast<float>(round_exact(f, ex, 0));
+            if (!same_bits(r, ref)) FAIL_CHECK("a=" << a << " b=" << b << " fast=" << r << " ref=" << ref);
+          } else if (e >= w.lo && e <= w.hi) {
+            ++poisoned;
+            if (!std::isnan(r)) FAIL_CHECK("not poisoned: a=" << a << " b=" << b << " fast=" << r);
+          }
+        }
+      }
+    }
+    CHECK(rounded > 100000);
+    CHECK(poisoned > 1000);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The GEMM vs mac_reduce per output
 
@@ -639,7 +716,21 @@ std::vector<float> reference(const MacPolicy& p, const std::vector<float>& A, in
   return C;
 }
 
-enum class Data { Normal, Wide, Specials, Int8, Fixed4, Sparse, Tiny, Short, ShortTiny };
+enum class Data {
+  Normal,
+  Wide,
+  Specials,
+  Int8,
+  Fixed4,
+  Sparse,
+  Tiny,
+  Short,
+  ShortTiny,
+  Window,
+  Edges,
+  Huge,
+  Big
+};
 
 std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, Data kind) {
   std::vector<float> x(static_cast<size_t>(rows * ld));
@@ -697,6 +788,39 @@ std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, D
         break;
       case Data::ShortTiny:  // the same over 2^[-45, 5): some products below 2^emin of mul
         x[i] = bits_float(float_bits(src.around(-45, 5)) & 0xfffe0000u);
+        break;
+      case Data::Window:  // posit16_1's poison window: products below 2^-24, sums from 2^24 on
+        switch (rng() % 8) {
+          case 0:
+            x[i] = 0.0f;
+            break;
+          case 1:
+            x[i] = src.around(-20, -8);
+            break;
+          case 2:
+            x[i] = src.around(6, 12);
+            break;
+          default:
+            x[i] = nd(rng);
+        }
+        break;
+      case Data::Edges:  // products beyond posit16_1's window on either side, and inside it
+        switch (rng() % 4) {
+          case 0:
+            x[i] = src.around(-70, -30);
+            break;
+          case 1:
+            x[i] = src.around(15, 40);
+            break;
+          default:
+            x[i] = nd(rng);
+        }
+        break;
+      case Data::Huge:  // products from 2^49 on (beyond posit16_1's window, not poisoned), none below it
+        x[i] = rng() % 4 ? nd(rng) : src.around(50, 55);
+        break;
+      case Data::Big:  // sums of many products near 2^28: beyond posit10_3's window
+        x[i] = src.around(12, 15);
         break;
     }
   }
@@ -1049,5 +1173,16 @@ TEST_CASE("fast path (e) posit products and accumulator equal mac_reduce", "[gem
     check_gemm(policy(mul, acc), GemmPath::Posit, Data::Specials, Data::Specials, 52,
                {{5, 37, 41}, {3, 17, 300}});
     check_gemm(policy(mul, acc), GemmPath::Posit, Data::Tiny, Data::Wide, 53, {{5, 37, 41}});
+    // KernPosit's poison form: tiles that end without a NaN and tiles that micro<true> runs again.
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Window, Data::Window, 54);
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Window, Data::Normal, 55,
+               {{1, 1, 1}, {4, 32, 3}, {5, 37, 41}, {13, 47, 29}, {9, 70, 300}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Edges, Data::Edges, 56,
+               {{1, 1, 1}, {1, 37, 5}, {5, 37, 41}, {9, 70, 300}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Tiny, Data::Tiny, 57, {{1, 1, 1}, {5, 37, 41}});
+    check_gemm(policy(mul, acc), GemmPath::Posit, Data::Huge, Data::Normal, 59, {{1, 1, 1}, {5, 37, 41}});
   }
+  // posit10_3: 64 grid binades fill the table, no window beyond them, maxpos 2^64: no poison form.
+  check_gemm(policy("posit10_3", "posit10_3"), GemmPath::Posit, Data::Big, Data::Big, 58,
+             {{1, 1, 300}, {5, 37, 300}});
 }

@@ -433,9 +433,12 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   using BElem = typename Kern::BElem;
   using Acc = typename Kern::Acc;
   constexpr int64_t MR = Kern::MR, NR = Kern::NR, G = KGroup<Kern>::value;
-  constexpr bool kBounded = HasSafeBound<Kern>::value;
+  // The posit kernel's poison form needs the operands' bounds as well.
+  constexpr bool kPoisonPath = HasPoisonPath<Kern>::value;
+  constexpr bool kBounded = HasSafeBound<Kern>::value || kPoisonPath;
   // Kernels with a normal path (gemm_kernels.h micro_loop) also need the smallest nonzero operands.
   constexpr bool kNormalPath = kBounded && HasNormalPath<Kern>::value;
+  constexpr bool kFloor = kNormalPath || kPoisonPath;
   // ... and the short path the operands' significant bits.
   constexpr bool kShortPath = kNormalPath && HasShortPath<Kern>::value;
   constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Kern>::value;
@@ -458,7 +461,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   const int64_t panels_max = (std::min(kNC, N) + NR - 1) / NR;
   UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));  // written in full
   UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
-  UninitBuffer<uint32_t> bmin(static_cast<size_t>(kNormalPath ? blocks * panels_max : 0));
+  UninitBuffer<uint32_t> bmin(static_cast<size_t>(kFloor ? blocks * panels_max : 0));
   UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * panels_max : 0));
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
@@ -485,7 +488,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if constexpr (kBounded) {  // the padding columns are zeros: scan whole rows
           const AbsRange range = abs_range_flat(dst, kc * NR);
           bmax[b * panels + panel] = range.max;
-          if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+          if constexpr (kFloor) bmin[b * panels + panel] = range.min_nonzero;
           if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
         }
       } else {
@@ -494,7 +497,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if constexpr (kBounded) {
           const AbsRange range = abs_range(stage, kc, w, NR);
           bmax[b * panels + panel] = range.max;
-          if constexpr (kNormalPath) bmin[b * panels + panel] = range.min_nonzero;
+          if constexpr (kFloor) bmin[b * panels + panel] = range.min_nonzero;
           if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
         }
         if constexpr (G == 1) {
@@ -540,7 +543,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if constexpr (kBounded) {  // the padding rows are zeros
               const AbsRange range = abs_range_flat(apack.data(), kc * MR);
               amax = range.max;
-              if constexpr (kNormalPath) amin = range.min_nonzero;
+              if constexpr (kFloor) amin = range.min_nonzero;
               if constexpr (kShortPath) abits = significant_bits(range.fractions);
             }
           } else {
@@ -549,7 +552,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
             if constexpr (kBounded) {
               const AbsRange range = abs_range(stage, kc, h, MR);
               amax = range.max;
-              if constexpr (kNormalPath) amin = range.min_nonzero;
+              if constexpr (kFloor) amin = range.min_nonzero;
               if constexpr (kShortPath) abits = significant_bits(range.fractions);
             }
             if constexpr (G == 1) {
@@ -563,7 +566,12 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           }
           for (int64_t panel = p0; panel < p1; ++panel) {
             Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
-            if constexpr (kBounded) {
+            if constexpr (kPoisonPath) {
+              if (kern.poison_ok(product_bound(amax, bmax[b * panels + panel]),
+                                 product_floor(amin, bmin[b * panels + panel])) &&
+                  kern.micro_poison(apack.data(), packed_b(b, panel), kr, c))
+                continue;
+            } else if constexpr (kBounded) {
               if (product_bound(amax, bmax[b * panels + panel]) < kern.safe_bound()) {
                 if constexpr (kNormalPath) {
                   if (kern.normal_ok(product_floor(amin, bmin[b * panels + panel]),

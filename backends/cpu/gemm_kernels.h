@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -147,6 +148,11 @@ template <class T, class = void>
 struct HasShortSubPath : std::false_type {};
 template <class T>
 struct HasShortSubPath<T, std::void_t<decltype(T::kShortSubPath)>> : std::bool_constant<T::kShortSubPath> {};
+// T::kPoisonPath if present, else false (KernPosit's poison form).
+template <class T, class = void>
+struct HasPoisonPath : std::false_type {};
+template <class T>
+struct HasPoisonPath<T, std::void_t<decltype(T::kPoisonPath)>> : std::bool_constant<T::kPoisonPath> {};
 
 // A row of B: n vectors of V from consecutive elements.
 template <class V, int n>
@@ -628,8 +634,90 @@ struct KernPosit {
   MacPolicy p;
   FastPositRneF pm, pa;
   LaneTable64 tm, ta;  // C lookup tables in registers (kTable)
+  // The poison form (kTable; fast_posit_rne_poison_f): no flags, no mask of
+  // the exponent fields, no branch; a tile whose accumulators end up NaN is
+  // run again by micro<true> from the accumulators as they were (micro_poison
+  // stores nothing then). Usable where both formats allow it (poison_usable)
+  // and a tile's operands keep the products' binary32 exponent fields inside
+  // mul's served window (poison_ok).
+  static constexpr bool kPoisonPath = kTable;
+  FastPositPoison qm{}, qa{};
+  bool poison_usable = false;
+  LaneTable64 tqm, tqa;
   KernPosit(const MacPolicy& policy, const FastPositRneF& mul, const FastPositRneF& acc)
-      : p(policy), pm(mul), pa(acc), tm(pm.c_high), ta(pa.c_high) {}
+      : p(policy),
+        pm(mul),
+        pa(acc),
+        tm(pm.c_high),
+        ta(pa.c_high),
+        poison_usable(kTable && poison_sums_ok(policy, mul, acc)),
+        tqm(poison_usable ? fast_posit_poison_params(mul).c_high : pm.c_high),
+        tqa(poison_usable ? fast_posit_poison_params(acc).c_high : pa.c_high) {
+    if (poison_usable) {
+      qm = fast_posit_poison_params(mul);
+      qa = fast_posit_poison_params(acc);
+    }
+  }
+  // Both formats allow the poison form, and every sum c + p of an acc value
+  // (or 0) and a product (or 0) rounded in one of mul's uniform-grid binades
+  // (below 2^(pm.hi - 126)) has its round-to-odd value's exponent field
+  // inside acc's window: |c + p| <= maxpos(acc) + 2^(pm.hi - 126) below
+  // 2^(qa.hi - 127), and a nonzero |c + p| at least the smaller minpos (every
+  // posit is a multiple of its minpos: tests/test_gemm.cpp checks the formats
+  // with tables), at least 2^(qa.lo - 127). Round to odd stays between the
+  // exact sum's neighbours, so its field does too.
+  static bool poison_sums_ok(const MacPolicy& policy, const FastPositRneF& mul, const FastPositRneF& acc) {
+    if (!fast_posit_poison_supported(mul) || !fast_posit_poison_supported(acc)) return false;
+    const FastPositPoison wa = fast_posit_poison_params(acc);
+    const double top = policy.acc.max_finite + std::ldexp(1.0, static_cast<int>(mul.hi) - 126);
+    const double finest = std::min(policy.acc.min_positive, policy.mul.min_positive);
+    return top < std::ldexp(1.0, static_cast<int>(wa.hi) - 127) &&
+           finest >= std::ldexp(1.0, static_cast<int>(wa.lo) - 127);
+  }
+  // A tile's operands (bound: an upper bound of |a b|, floor: a lower bound of
+  // the nonzero |a b|, product_bound / product_floor) keep every nonzero
+  // binary32 product's exponent field inside mul's window [qm.lo, qm.hi]:
+  // RN is monotone and the window's ends are powers of two.
+  bool poison_ok(double bound, double floor) const {
+    return poison_usable && bound <= std::ldexp(1.0, static_cast<int>(qm.hi) - 127) &&
+           floor >= std::ldexp(1.0, static_cast<int>(qm.lo) - 127);
+  }
+  // micro_loop's loop in the poison form. Returns false, with acc untouched,
+  // where some accumulator ends NaN (a poisoned C, or a NaR the reference
+  // must see); the sums keep no Inf (bounded as in poison_sums_ok).
+  [[gnu::noinline]] bool micro_poison(const float* ap, const float* bp, int64_t kc, float* acc) const {
+    VF c[MR][NV];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) c[r][v] = load_lanes<VF>(acc + r * NR + v * kLanes);
+    for (int64_t k = 0; k < kc; ++k) {
+      BRow b;
+      b.load(bp + k * NR);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const VF av = splat<VF>(ap[k * MR + r]);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          const VF prod = fast_posit_rne_product_poison_f(&tqm, av, b.v[v]);
+          c[r][v] = fast_posit_rne_poison_f(&tqa, lane_sum_rto(c[r][v], prod));
+        }
+      }
+    }
+    // Bit 31 of (exponent field + 1) << 23 is set for exponent field 255 only.
+    VU nan_seen = splat<VU>(0u);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) nan_seen |= (lane_cast<VU>(c[r][v]) & 0x7f800000u) + 0x00800000u;
+    for (int l = 0; l < kLanes; ++l)
+      if (nan_seen[l] & 0x80000000u) return false;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) store_lanes(acc + r * NR + v * kLanes, c[r][v]);
+    return true;
+  }
   AElem pack_a(float x) const { return x; }
   BElem pack_b(float x) const { return x; }
   double acc_value(Acc x) const { return x; }
