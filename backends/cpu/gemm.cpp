@@ -459,16 +459,119 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   }
   const int64_t blocks = static_cast<int64_t>(kb.size()) - 1;
   const int64_t panels_max = (std::min(kNC, N) + NR - 1) / NR;
-  UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * panels_max * NR));  // written in full
-  UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * panels_max));
-  UninitBuffer<uint32_t> bmin(static_cast<size_t>(kFloor ? blocks * panels_max : 0));
-  UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * panels_max : 0));
 
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
   const int64_t rb_max = std::max<int64_t>(MR, kRB / MR * MR);  // MR = 6 (AVX2): 30, not 32
   const int64_t rb = std::min(rb_max, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
   const int64_t row_tasks = (M + rb - 1) / rb;
+  // With one row task each B panel feeds one task only: it packs the panel
+  // itself just before its micro-kernels, into a buffer that stays in L1,
+  // instead of all panels of a column block first (LeNet-5's 6-row
+  // convolutions wrote and read back 800 KB per column block that way: their
+  // fills were the largest share of the fp32 step).
+  const bool fuse_b = row_tasks == 1;
+  // Otherwise all panels of a column block, packed before the row tasks run, with their bounds.
+  const int64_t shared_panels = fuse_b ? 0 : panels_max;
+  UninitBuffer<BElem> bpack(static_cast<size_t>(rows_before.back() * shared_panels * NR));  // written in full
+  UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * shared_panels));
+  UninitBuffer<uint32_t> bmin(static_cast<size_t>(kFloor ? blocks * shared_panels : 0));
+  UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * shared_panels : 0));
+
+  // An operand block's bounds, for the kernels' cheaper forms.
+  struct Bounds {
+    uint32_t max = 0, min = kNoNonzero;
+    int bits = 24;
+  };
+  auto bounds_of = [](const AbsRange& range) {
+    Bounds bd;
+    bd.max = range.max;
+    if constexpr (kFloor) bd.min = range.min_nonzero;
+    if constexpr (kShortPath) bd.bits = significant_bits(range.fractions);
+    return bd;
+  };
+  // The micro-kernel of one tile in the cheapest form its operands' bounds allow.
+  auto run_tile = [&](const AElem* ap, const Bounds& ab, const BElem* bp, const Bounds& bb, int64_t kr,
+                      Acc* c) {
+    if constexpr (kPoisonPath) {
+      if (kern.poison_ok(product_bound(ab.max, bb.max), product_floor(ab.min, bb.min)) &&
+          kern.micro_poison(ap, bp, kr, c))
+        return;
+    } else if constexpr (kBounded) {
+      // Tiles whose operands bound every product below the flag threshold skip the flag tests.
+      if (product_bound(ab.max, bb.max) < kern.safe_bound()) {
+        if constexpr (kNormalPath) {
+          if (kern.normal_ok(product_floor(ab.min, bb.min), bb.max)) {
+            if constexpr (kShortPath) {
+              if (ab.bits + bb.bits <= kern.short_bits()) {
+                kern.template micro_form<Form::Short>(ap, bp, kr, c);
+                return;
+              }
+            }
+            kern.template micro_form<Form::Normal>(ap, bp, kr, c);
+            return;
+          }
+        }
+        if constexpr (kShortSubPath) {  // short operands, products below 2^emin
+          if (ab.bits + bb.bits <= kern.short_bits() && kern.sub_ok(bb.max)) {
+            kern.template micro_form<Form::ShortSub>(ap, bp, kr, c);
+            return;
+          }
+        }
+        kern.template micro<false>(ap, bp, kr, c);
+        return;
+      }
+    }
+    kern.template micro<true>(ap, bp, kr, c);
+  };
+  // MR rows r0 .. r0 + h - 1 of k block b packed into dst (rows past the matrix: zeros).
+  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst) {
+    const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
+    Bounds bd;
+    if constexpr (kIdentityPack) {  // the operand writes the group itself
+      pb.A->fill(r0, h, k0, kc, dst, MR);
+      if (h < MR)
+        for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * MR + h, dst + (q + 1) * MR, 0.0f);
+      if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * MR));  // the padding rows are zeros
+    } else {
+      float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
+      pb.A->fill(r0, h, k0, kc, stage, MR);
+      if constexpr (kBounded) bd = bounds_of(abs_range(stage, kc, h, MR));
+      if constexpr (G == 1) {
+        for (int64_t q = 0; q < kr; ++q) {
+          for (int64_t r = 0; r < h; ++r) dst[q * MR + r] = kern.pack_a(stage[q * MR + r]);
+          for (int64_t r = h; r < MR; ++r) dst[q * MR + r] = AElem{};
+        }
+      } else {  // pairs of terms, the last one padded with a zero term
+        kern.pack_a_block(stage, kc, h, dst);
+      }
+    }
+    return bd;
+  };
+  // Columns j0 .. j0 + w - 1 of k block b packed into dst (columns past the matrix: zeros).
+  auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst) {
+    const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
+    Bounds bd;
+    if constexpr (kIdentityPack) {  // the operand writes the panel itself
+      pb.B->fill(j0, w, k0, kc, dst, NR);
+      if (w < NR)
+        for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
+      if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * NR));  // the padding columns are zeros
+    } else {
+      float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
+      pb.B->fill(j0, w, k0, kc, stage, NR);
+      if constexpr (kBounded) bd = bounds_of(abs_range(stage, kc, w, NR));
+      if constexpr (G == 1) {
+        for (int64_t q = 0; q < kr; ++q) {
+          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(stage[q * NR + l]);
+          for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
+        }
+      } else {  // pairs of terms, the last one padded with a zero term
+        kern.pack_b_block(stage, kc, w, dst);
+      }
+    }
+    return bd;
+  };
 
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
@@ -476,40 +579,16 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     auto packed_b = [&](int64_t b, int64_t panel) {
       return bpack.data() + (rows_before[b] * panels + panel * (rows_before[b + 1] - rows_before[b])) * NR;
     };
-    parallel_tasks(blocks * panels, threads, [&](int64_t task) {
-      const int64_t b = task / panels, panel = task % panels;
-      const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
-      const int64_t j0 = jc + panel * NR, w = std::min(NR, jc + nc - j0);
-      BElem* dst = packed_b(b, panel);
-      if constexpr (kIdentityPack) {  // the operand writes the panel itself
-        pb.B->fill(j0, w, k0, kc, dst, NR);
-        if (w < NR)
-          for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
-        if constexpr (kBounded) {  // the padding columns are zeros: scan whole rows
-          const AbsRange range = abs_range_flat(dst, kc * NR);
-          bmax[b * panels + panel] = range.max;
-          if constexpr (kFloor) bmin[b * panels + panel] = range.min_nonzero;
-          if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
-        }
-      } else {
-        float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
-        pb.B->fill(j0, w, k0, kc, stage, NR);
-        if constexpr (kBounded) {
-          const AbsRange range = abs_range(stage, kc, w, NR);
-          bmax[b * panels + panel] = range.max;
-          if constexpr (kFloor) bmin[b * panels + panel] = range.min_nonzero;
-          if constexpr (kShortPath) bbits[b * panels + panel] = significant_bits(range.fractions);
-        }
-        if constexpr (G == 1) {
-          for (int64_t q = 0; q < kr; ++q) {
-            for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(stage[q * NR + l]);
-            for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
-          }
-        } else {  // pairs of terms, the last one padded with a zero term
-          kern.pack_b_block(stage, kc, w, dst);
-        }
-      }
-    });
+    if (!fuse_b) {
+      parallel_tasks(blocks * panels, threads, [&](int64_t task) {
+        const int64_t b = task / panels, panel = task % panels;
+        const int64_t j0 = jc + panel * NR;
+        const Bounds bd = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), packed_b(b, panel));
+        bmax[b * panels + panel] = bd.max;
+        if constexpr (kFloor) bmin[b * panels + panel] = bd.min;
+        if constexpr (kShortPath) bbits[b * panels + panel] = bd.bits;
+      });
+    }
 
     const int64_t col_tasks =
         std::min(panels, std::max<int64_t>(1, (2 * threads + row_tasks - 1) / row_tasks));
@@ -519,7 +598,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       const int64_t p0 = panels * ct / col_tasks, p1 = panels * (ct + 1) / col_tasks;
       const int64_t np = p1 - p0, groups = (i1 - i0 + MR - 1) / MR;
       const int64_t j_first = jc + p0 * NR, j_end = std::min(jc + nc, jc + p1 * NR);
-      UninitBuffer<AElem> apack(static_cast<size_t>((kKC / G + 1) * MR));
+      const int64_t a_stride = (kKC / G + 1) * MR;
+      // Fused: every group's A of the block at once, and one B panel at a time.
+      UninitBuffer<AElem> apack(static_cast<size_t>((fuse_b ? groups : 1) * a_stride));
+      UninitBuffer<BElem> bpanel(static_cast<size_t>(fuse_b ? (kKC / G + 1) * NR : 0));
+      std::vector<Bounds> abounds(static_cast<size_t>(groups));
       std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
       std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
       auto at = [&](int64_t i, int64_t j) {  // accumulator of output (i, j)
@@ -528,76 +611,30 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         return static_cast<size_t>(((g * np + panel) * MR + r) * NR + l);
       };
       for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t k0 = kb[b], k1 = kb[b + 1], kc = k1 - k0, kr = rows_before[b + 1] - rows_before[b];
-        for (int64_t g = 0; g < groups; ++g) {
-          const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
-          // The operand writes MR rows of the k block (rows past the matrix: zeros); tiles whose
-          // operands bound every product below the flag threshold skip the flag tests.
-          uint32_t amax = 0, amin = kNoNonzero;
-          int abits = 24;
-          if constexpr (kIdentityPack) {
-            pb.A->fill(r0, h, k0, kc, apack.data(), MR);
-            if (h < MR)
-              for (int64_t q = 0; q < kc; ++q)
-                std::fill(apack.data() + q * MR + h, apack.data() + (q + 1) * MR, 0.0f);
-            if constexpr (kBounded) {  // the padding rows are zeros
-              const AbsRange range = abs_range_flat(apack.data(), kc * MR);
-              amax = range.max;
-              if constexpr (kFloor) amin = range.min_nonzero;
-              if constexpr (kShortPath) abits = significant_bits(range.fractions);
-            }
-          } else {
-            float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
-            pb.A->fill(r0, h, k0, kc, stage, MR);
-            if constexpr (kBounded) {
-              const AbsRange range = abs_range(stage, kc, h, MR);
-              amax = range.max;
-              if constexpr (kFloor) amin = range.min_nonzero;
-              if constexpr (kShortPath) abits = significant_bits(range.fractions);
-            }
-            if constexpr (G == 1) {
-              for (int64_t q = 0; q < kr; ++q) {
-                for (int64_t r = 0; r < h; ++r) apack[q * MR + r] = kern.pack_a(stage[q * MR + r]);
-                for (int64_t r = h; r < MR; ++r) apack[q * MR + r] = AElem{};
-              }
-            } else {  // pairs of terms, the last one padded with a zero term
-              kern.pack_a_block(stage, kc, h, apack.data());
+        const int64_t k1 = kb[b + 1], kr = rows_before[b + 1] - rows_before[b];
+        auto tile = [&](int64_t g, int64_t panel) { return acc.data() + ((g * np + panel - p0) * MR) * NR; };
+        if (!fuse_b) {
+          for (int64_t g = 0; g < groups; ++g) {
+            const int64_t r0 = i0 + g * MR;
+            const Bounds ab = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data());
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              Bounds bb;
+              bb.max = bmax[b * panels + panel];
+              if constexpr (kFloor) bb.min = bmin[b * panels + panel];
+              if constexpr (kShortPath) bb.bits = bbits[b * panels + panel];
+              run_tile(apack.data(), ab, packed_b(b, panel), bb, kr, tile(g, panel));
             }
           }
+        } else {
+          for (int64_t g = 0; g < groups; ++g) {
+            const int64_t r0 = i0 + g * MR;
+            abounds[g] = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data() + g * a_stride);
+          }
           for (int64_t panel = p0; panel < p1; ++panel) {
-            Acc* c = acc.data() + ((g * np + panel - p0) * MR) * NR;
-            if constexpr (kPoisonPath) {
-              if (kern.poison_ok(product_bound(amax, bmax[b * panels + panel]),
-                                 product_floor(amin, bmin[b * panels + panel])) &&
-                  kern.micro_poison(apack.data(), packed_b(b, panel), kr, c))
-                continue;
-            } else if constexpr (kBounded) {
-              if (product_bound(amax, bmax[b * panels + panel]) < kern.safe_bound()) {
-                if constexpr (kNormalPath) {
-                  if (kern.normal_ok(product_floor(amin, bmin[b * panels + panel]),
-                                     bmax[b * panels + panel])) {
-                    if constexpr (kShortPath) {
-                      if (abits + bbits[b * panels + panel] <= kern.short_bits()) {
-                        kern.template micro_form<Form::Short>(apack.data(), packed_b(b, panel), kr, c);
-                        continue;
-                      }
-                    }
-                    kern.template micro_form<Form::Normal>(apack.data(), packed_b(b, panel), kr, c);
-                    continue;
-                  }
-                }
-                if constexpr (kShortSubPath) {  // short operands, products below 2^emin
-                  if (abits + bbits[b * panels + panel] <= kern.short_bits() &&
-                      kern.sub_ok(bmax[b * panels + panel])) {
-                    kern.template micro_form<Form::ShortSub>(apack.data(), packed_b(b, panel), kr, c);
-                    continue;
-                  }
-                }
-                kern.template micro<false>(apack.data(), packed_b(b, panel), kr, c);
-                continue;
-              }
-            }
-            kern.template micro<true>(apack.data(), packed_b(b, panel), kr, c);
+            const int64_t j0 = jc + panel * NR;
+            const Bounds bb = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), bpanel.data());
+            for (int64_t g = 0; g < groups; ++g)
+              run_tile(apack.data() + g * a_stride, abounds[g], bpanel.data(), bb, kr, tile(g, panel));
           }
         }
         if (p.chunk > 0 && (k1 % p.chunk == 0 || k1 == K)) {
