@@ -156,22 +156,32 @@ void CpuBackend::max_pool2d_forward(const Format& out, const Pool2dParams& pp, c
   float* yp = y.data();
   float* ap = argmax.data();
   const Rounder r(out, nn_stage_key(key, 0));
-  const int64_t OW = pl.w.out();
+  const int64_t OW = pl.w.out(), W = pl.w.in;
+  // Each window clipped to the input (padding is never a candidate), per axis.
+  std::vector<int64_t> h_lo(static_cast<size_t>(pl.h.out())), h_hi(h_lo.size());
+  std::vector<int64_t> w_lo(static_cast<size_t>(OW)), w_hi(w_lo.size());
+  for (int64_t oh = 0; oh < pl.h.out(); ++oh) {
+    h_lo[oh] = std::max<int64_t>(pl.h.start[oh], 0);
+    h_hi[oh] = std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]);
+  }
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    w_lo[ow] = std::max<int64_t>(pl.w.start[ow], 0);
+    w_hi[ow] = std::min(W, pl.w.start[ow] + pl.w.len[ow]);
+  }
   parallel_for(pl.planes() * pl.h.out(), threads_, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t plane = row / pl.h.out(), oh = row % pl.h.out();
       const float* xpl = xp + plane * pl.in_plane();
+      const int64_t ih0 = h_lo[oh], ih1 = h_hi[oh];
       for (int64_t ow = 0; ow < OW; ++ow) {
         float best = 0.0f;
         int64_t at = -1;
-        for (int64_t ih = std::max<int64_t>(pl.h.start[oh], 0);
-             ih < std::min(pl.h.in, pl.h.start[oh] + pl.h.len[oh]); ++ih)
-          for (int64_t iw = std::max<int64_t>(pl.w.start[ow], 0);
-               iw < std::min(pl.w.in, pl.w.start[ow] + pl.w.len[ow]); ++iw) {
-            const float v = xpl[ih * pl.w.in + iw];
+        for (int64_t ih = ih0; ih < ih1; ++ih)
+          for (int64_t iw = w_lo[ow]; iw < w_hi[ow]; ++iw) {
+            const float v = xpl[ih * W + iw];
             if (max_pool_takes(at < 0, best, v)) {
               best = v;
-              at = ih * pl.w.in + iw;
+              at = ih * W + iw;
             }
           }
         const int64_t o = row * OW + ow;
@@ -209,6 +219,12 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
       zero_result[k] = finish_sum(out, p.chunk, zero_sum[k], k, key, 0, sites);
     }
   }
+  // Every input's value where no argmax names it, one plane (the same for every plane).
+  std::vector<float> zero_plane(static_cast<size_t>(pl.in_plane()));
+  for (int64_t ih = 0; ih < pl.h.in; ++ih) {
+    const size_t kh = pl.h.cover[ih].size();
+    for (int64_t iw = 0; iw < W; ++iw) zero_plane[ih * W + iw] = zero_result[kh * pl.w.cover[iw].size()];
+  }
   // Planes worth a thread (an empty plane, H or W 0 with padding, counts as one input).
   const int64_t min_planes = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(pl.in_plane(), 1));
   parallel_for(pl.planes(), threads_, min_planes, [&](int64_t plane0, int64_t plane1) {
@@ -233,10 +249,7 @@ void CpuBackend::max_pool2d_backward(const MacPolicy& p, const Pool2dParams& pp,
         const double s = named ? sum.run(terms.data(), nullptr, k, key, i, sites) : zero_sum[k];
         return finish_sum(out, p.chunk, s, k, key, i, sites);
       };
-      for (int64_t ih = 0; ih < pl.h.in; ++ih) {
-        const size_t kh = pl.h.cover[ih].size();
-        for (int64_t iw = 0; iw < W; ++iw) xpl[ih * W + iw] = zero_result[kh * pl.w.cover[iw].size()];
-      }
+      std::copy_n(zero_plane.data(), pl.in_plane(), xpl);
       // The inputs an argmax names (an index of this plane, each a distinct binary32 below 2^24:
       // core/pool_checks; anything else names none) get their sums.
       for (int64_t o = 0; o < pl.out_plane(); ++o) {
