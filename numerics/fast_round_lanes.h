@@ -355,23 +355,6 @@ struct LaneTable64 {
   }
   const uint16_t* hi_table() const { return table; }
 };
-inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
-#if defined(__AVX512BW__)
-  const __m512i idx = (__m512i)(x >> 7);
-  return (v16u32)_mm512_and_si512(_mm512_permutex2var_epi16(t->lo, idx, t->hi),
-                                  _mm512_set1_epi32(0xffff0000));
-#else
-  v16u32 r;
-  for (int i = 0; i < 16; ++i) r[i] = lane_lookup_hi16(t->hi_table(), x[i]);
-  return r;
-#endif
-}
-
-inline v8u32 lane_lookup_hi16(const LaneTable64* t, v8u32 x) {
-  v8u32 r;
-  for (int i = 0; i < 8; ++i) r[i] = lane_lookup_hi16(t->hi_table(), x[i]);
-  return r;
-}
 inline v16u32 lane_lookup_both16(const LaneTable64* t, v16u32 x) {
 #if defined(__AVX512BW__)
   return (v16u32)_mm512_permutex2var_epi16(t->lo, (__m512i)(x >> 7), t->hi);
@@ -385,6 +368,13 @@ inline v8u32 lane_lookup_both16(const LaneTable64* t, v8u32 x) {
   v8u32 r;
   for (int i = 0; i < 8; ++i) r[i] = lane_lookup_both16(t->hi_table(), x[i]);
   return r;
+}
+// lane_lookup_hi16: the high halves alone.
+inline v16u32 lane_lookup_hi16(const LaneTable64* t, v16u32 x) {
+  return lane_lookup_both16(t, x) & 0xffff0000u;
+}
+inline v8u32 lane_lookup_hi16(const LaneTable64* t, v8u32 x) {
+  return lane_lookup_both16(t, x) & 0xffff0000u;
 }
 
 inline v16f32 lane_fma(v16f32 a, v16f32 b, v16f32 c) {

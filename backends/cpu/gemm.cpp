@@ -524,53 +524,48 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     }
     kern.template micro<true>(ap, bp, kr, c);
   };
-  // MR rows r0 .. r0 + h - 1 of k block b packed into dst (rows past the matrix: zeros).
-  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst) {
+  // n lines from x0 of k block b packed into dst (lines past the matrix: zeros), and their bounds:
+  // rows of A MR wide (side std::true_type) or columns of B NR wide (std::false_type).
+  auto pack_lines = [&](auto side, int64_t b, int64_t x0, int64_t n, auto* dst) {
+    constexpr bool kA = decltype(side)::value;
+    constexpr int64_t W = kA ? MR : NR;
+    const GemmOperand& op = kA ? *pb.A : *pb.B;
     const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
     Bounds bd;
-    if constexpr (kIdentityPack) {  // the operand writes the group itself
-      pb.A->fill(r0, h, k0, kc, dst, MR);
-      if (h < MR)
-        for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * MR + h, dst + (q + 1) * MR, 0.0f);
-      if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * MR));  // the padding rows are zeros
+    if constexpr (kIdentityPack) {  // the operand writes the lines itself
+      op.fill(x0, n, k0, kc, dst, W);
+      if (n < W)
+        for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * W + n, dst + (q + 1) * W, 0.0f);
+      if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * W));  // the padding lines are zeros
     } else {
-      float* stage = scratch(&tl_stage_a, static_cast<size_t>((kc + 1) * MR));
-      pb.A->fill(r0, h, k0, kc, stage, MR);
-      if constexpr (kBounded) bd = bounds_of(abs_range(stage, kc, h, MR));
+      float* stage = scratch(kA ? &tl_stage_a : &tl_stage_b, static_cast<size_t>((kc + 1) * W));
+      op.fill(x0, n, k0, kc, stage, W);
+      if constexpr (kBounded) bd = bounds_of(abs_range(stage, kc, n, W));
       if constexpr (G == 1) {
+        auto pack_one = [&](float x) {
+          if constexpr (kA) {
+            return kern.pack_a(x);
+          } else {
+            return kern.pack_b(x);
+          }
+        };
         for (int64_t q = 0; q < kr; ++q) {
-          for (int64_t r = 0; r < h; ++r) dst[q * MR + r] = kern.pack_a(stage[q * MR + r]);
-          for (int64_t r = h; r < MR; ++r) dst[q * MR + r] = AElem{};
+          for (int64_t l = 0; l < n; ++l) dst[q * W + l] = pack_one(stage[q * W + l]);
+          for (int64_t l = n; l < W; ++l) dst[q * W + l] = {};
         }
-      } else {  // pairs of terms, the last one padded with a zero term
-        kern.pack_a_block(stage, kc, h, dst);
+      } else if constexpr (kA) {  // pairs of terms, the last one padded with a zero term
+        kern.pack_a_block(stage, kc, n, dst);
+      } else {
+        kern.pack_b_block(stage, kc, n, dst);
       }
     }
     return bd;
   };
-  // Columns j0 .. j0 + w - 1 of k block b packed into dst (columns past the matrix: zeros).
+  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst) {
+    return pack_lines(std::true_type{}, b, r0, h, dst);
+  };
   auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst) {
-    const int64_t k0 = kb[b], kc = kb[b + 1] - k0, kr = rows_before[b + 1] - rows_before[b];
-    Bounds bd;
-    if constexpr (kIdentityPack) {  // the operand writes the panel itself
-      pb.B->fill(j0, w, k0, kc, dst, NR);
-      if (w < NR)
-        for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * NR + w, dst + (q + 1) * NR, 0.0f);
-      if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * NR));  // the padding columns are zeros
-    } else {
-      float* stage = scratch(&tl_stage_b, static_cast<size_t>((kc + 1) * NR));
-      pb.B->fill(j0, w, k0, kc, stage, NR);
-      if constexpr (kBounded) bd = bounds_of(abs_range(stage, kc, w, NR));
-      if constexpr (G == 1) {
-        for (int64_t q = 0; q < kr; ++q) {
-          for (int64_t l = 0; l < w; ++l) dst[q * NR + l] = kern.pack_b(stage[q * NR + l]);
-          for (int64_t l = w; l < NR; ++l) dst[q * NR + l] = BElem{};
-        }
-      } else {  // pairs of terms, the last one padded with a zero term
-        kern.pack_b_block(stage, kc, w, dst);
-      }
-    }
-    return bd;
+    return pack_lines(std::false_type{}, b, j0, w, dst);
   };
 
   for (int64_t jc = 0; jc < N; jc += kNC) {
