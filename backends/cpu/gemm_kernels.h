@@ -641,9 +641,11 @@ struct KernPosit {
   // and a tile's operands keep the products' binary32 exponent fields inside
   // mul's served window (poison_ok).
   static constexpr bool kPoisonPath = kTable;
-  FastPositPoison qm{}, qa{};
   bool poison_usable = false;
+  FastPositPoison qm, qa;  // the windows (the tables' source)
   LaneTable64 tqm, tqa;
+  // poison_ok's bounds: mul's window as products' magnitudes.
+  double poison_bound = 0.0, poison_floor = HUGE_VAL;
   KernPosit(const MacPolicy& policy, const FastPositRneF& mul, const FastPositRneF& acc)
       : p(policy),
         pm(mul),
@@ -651,11 +653,13 @@ struct KernPosit {
         tm(pm.c_high),
         ta(pa.c_high),
         poison_usable(kTable && poison_sums_ok(policy, mul, acc)),
-        tqm(poison_usable ? fast_posit_poison_params(mul).c_high : pm.c_high),
-        tqa(poison_usable ? fast_posit_poison_params(acc).c_high : pa.c_high) {
+        qm(poison_usable ? fast_posit_poison_params(mul) : FastPositPoison{}),
+        qa(poison_usable ? fast_posit_poison_params(acc) : FastPositPoison{}),
+        tqm(qm.c_high),
+        tqa(qa.c_high) {
     if (poison_usable) {
-      qm = fast_posit_poison_params(mul);
-      qa = fast_posit_poison_params(acc);
+      poison_bound = std::ldexp(1.0, static_cast<int>(qm.hi) - 127);
+      poison_floor = std::ldexp(1.0, static_cast<int>(qm.lo) - 127);
     }
   }
   // Both formats allow the poison form, and every sum c + p of an acc value
@@ -679,8 +683,7 @@ struct KernPosit {
   // binary32 product's exponent field inside mul's window [qm.lo, qm.hi]:
   // RN is monotone and the window's ends are powers of two.
   bool poison_ok(double bound, double floor) const {
-    return poison_usable && bound <= std::ldexp(1.0, static_cast<int>(qm.hi) - 127) &&
-           floor >= std::ldexp(1.0, static_cast<int>(qm.lo) - 127);
+    return poison_usable && bound <= poison_bound && floor >= poison_floor;
   }
   // micro_loop's loop in the poison form. Returns false, with acc untouched,
   // where some accumulator ends NaN (a poisoned C, or a NaR the reference
