@@ -1,9 +1,12 @@
-// backends/cpu/stage_rows.h: the eight-lane rows of StageRound operations give,
-// element for element, the bits of the StageRound itself (numerics/stage_round.h,
-// the definition the CUDA kernels share), for every rounding mode, with and
-// without subnormals, saturating, :sr and plain fp32, on data that sends lanes
-// down every fallback: zeros of both signs, Inf, NaN, subnormals, overflowing
-// products and sums whose operands are too far apart to be exact in binary64.
+// backends/cpu/stage_rows.h: the rows of StageRound operations (binary32 lanes
+// for RNE formats of up to 22 significant bits, binary64 lanes for the other
+// IEEE-like ones) give, element for element, the bits of the StageRound itself
+// (numerics/stage_round.h, the definition the CUDA kernels share), for every
+// rounding mode, with and without subnormals, saturating, :sr and plain fp32, on
+// data that sends lanes down every fallback: zeros of both signs, Inf, NaN,
+// subnormals, overflowing products, sums whose operands are too far apart to be
+// exact in binary64, and sums a hair off a tie of the target format (where a
+// binary32 sum rounded to nearest, not to odd, would round twice).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -56,19 +59,41 @@ std::vector<float> hostile(size_t n, uint32_t seed) {
   return v;
 }
 
+// Pairs (a, b) whose exact sum lies a hair above or below a tie of a format of p significant bits
+// near 1 (a = 1 + 2^-p or 1 + 3 2^-p, b = +-2^-e for e from 25 to 60), and their differences'
+// counterparts (b negated by sub), so that the binary32 sum rounded to nearest lands on the tie.
+void near_ties(int p, std::vector<float>* a, std::vector<float>* b) {
+  for (int odd : {1, 3})
+    for (int e = 25; e <= 60; ++e)
+      for (float sign : {1.0f, -1.0f})
+        for (float scale : {1.0f, -0.125f, 1024.0f}) {
+          a->push_back(scale * (1.0f + std::ldexp(static_cast<float>(odd), -p)));
+          b->push_back(scale * sign * std::ldexp(1.0f, -e));
+        }
+}
+
 }  // namespace
 
 TEST_CASE("StageRows: rows of add, sub and mul equal the StageRound element by element", "[stage_rows]") {
   const char* formats[] = {"e6m6",     "bf16",     "fp16",     "fp16:nosub",   "e5m2:rtz",
                            "e4m3:rna", "e6m6:rup", "e6m6:rdn", "fp8_e4m3:sat", "e8m10",
-                           "e10m20",   "fp32",     "e6m6:sr"};
-  const int64_t n = 1003;  // 125 groups of 8 and a tail of 3
-  const std::vector<float> a = hostile(n, 1), b = hostile(n, 2);
+                           "e5m2",     "e10m20",   "e8m21",    "fp32",         "e6m6:sr"};
+  std::vector<float> a = hostile(1003, 1), b = hostile(1003, 2);
+  for (int p : {7, 8, 11, 3, 4})  // e6m6, bf16, fp16 / e8m10, e5m2, e4m3 significands
+    near_ties(p, &a, &b);
+  const int64_t n = static_cast<int64_t>(a.size());  // not a multiple of 16 or 8: a tail too
+  // The binary32 form is taken where the header says, up to man_bits 21 (e8m21: p + 2 = 24).
+  for (const char* spec : {"e6m6", "bf16", "fp16", "e5m2", "e8m10", "e8m21", "fp8_e4m3:sat"})
+    CHECK(cpu_rows::StageRows::binary32_lanes(parse_format(spec)));
+  for (const char* spec : {"fp16:nosub", "e6m6:rup", "e5m2:rtz", "e10m20", "e6m6:sr", "fp32"})
+    CHECK_FALSE(cpu_rows::StageRows::binary32_lanes(parse_format(spec)));
   const float scalars[] = {0.75f, -0.0f, 1e-30f, 6.5e4f, std::numeric_limits<float>::infinity()};
   for (const char* spec : formats) {
     const Format f = parse_format(spec);
     const StageRound sr(f, 7, 11);
     const cpu_rows::StageRows rows(sr);
+    INFO(
+        spec << (cpu_rows::StageRows::binary32_lanes(f) ? ": binary32 lanes" : ": binary64 lanes or scalar"));
     const uint64_t i0 = 1000;
     for (int op = 0; op < 3; ++op)
       for (int with_row = 0; with_row < 2; ++with_row)
@@ -108,7 +133,7 @@ TEST_CASE("Reducer: the rounded-product fast mode equals mac_reduce", "[stage_ro
   // (Reducer's RoundedMul mode), next to ones that stay on the other modes (fp32: Mul; e10m20: Ieee),
   // checked the same way, NaN bits included.
   const char* muls[] = {"e6m6",     "bf16",       "fp16",  "fp16:rtz", "e5m2:rup", "fp8_e4m3:sat",
-                        "e4m3:rna", "e6m6:nosub", "e8m10", "e10m20",   "fp32"};
+                        "e4m3:rna", "e6m6:nosub", "e8m10", "e8m21",    "e10m20",   "fp32"};
   std::vector<float> a = hostile(777, 3), b = hostile(777, 4);
   for (int finite = 0; finite < 2; ++finite)
     for (const char* mul : muls) {

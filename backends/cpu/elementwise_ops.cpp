@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/stage_rows.h"
 #include "core/elementwise_checks.h"
 #include "core/tensor.h"
 #include "numerics/activations.h"
@@ -155,19 +156,24 @@ void CpuBackend::activation_backward(Activation kind, const FunctionApprox& fn, 
   });
 }
 
-// a, b: (n) -> y: (n), y[i] = R_f(a[i] + b[i]).
+// a, b: (n) -> y: (n), y[i] = R_f(a[i] + b[i]). Other formats than plain fp32 run StageRows
+// (backends/cpu/stage_rows.h: vectors of lanes where the format allows), whose StageRound add is
+// ElementArith's (the same rounded_add, element i drawing philox_draw(seed, stream, i)): the residual
+// adds of an e6m6 ResNet-18 took 36 ms a b32 step element by element.
 void CpuBackend::elementwise_add(const Format& f, const Tensor& a, const Tensor& b, Tensor& y, DrawKey key) {
   check_elementwise_add(a, b, y);
   Tensor ac = a.contiguous(), bc = b.contiguous();
   const float *ap = ac.data(), *bp = bc.data();
   float* out = y.data();
-  const bool plain = is_plain_fp32(f);
-  const ElementArith arith(f, key.seed, key.stream);
+  if (is_plain_fp32(f)) {
+    parallel_for(a.numel(), threads_, kGrainElements,
+                 [&](int64_t lo, int64_t hi) { add_values(Fp32Arith{}, ap, bp, out, lo, hi); });
+    return;
+  }
+  const StageRound round(f, key.seed, key.stream);
+  const cpu_rows::StageRows rows(round);
   parallel_for(a.numel(), threads_, kGrainElements, [&](int64_t lo, int64_t hi) {
-    if (plain)
-      add_values(Fp32Arith{}, ap, bp, out, lo, hi);
-    else
-      add_values(arith, ap, bp, out, lo, hi);
+    rows.add(ap + lo, bp + lo, 0.0f, out + lo, hi - lo, static_cast<uint64_t>(lo));
   });
 }
 

@@ -32,8 +32,10 @@ inline bool exact_sum(double a, double b, double* s) {
 // (the bits of round_value, tests/test_gemm.cpp), round_value otherwise.
 class Round {
  public:
-  explicit Round(const Format& f) : f_(f), fast_(fast_ieee_d_supported(f)) {
+  explicit Round(const Format& f)
+      : f_(f), fast_(fast_ieee_d_supported(f)), binary32_products_(fast_ieee_rne_product_f_supported(f)) {
     if (fast_) p_ = fast_ieee_d_params(f);
+    if (binary32_products_) pf_ = fast_ieee_rne_f_params(f);
   }
   double operator()(double x, uint32_t draw) const {
     double r = 0.0;
@@ -49,6 +51,42 @@ class Round {
   }
   bool fast() const { return fast_; }
   const Format& format() const { return f_; }
+  // Whether products_or_zero() runs on binary32 lanes (RNE formats of fast_ieee_rne_product_f).
+  bool binary32_products() const { return binary32_products_; }
+
+  // out[k] = R_f(a[k] * b[k]) for k < n, or +-0 where a[k] or b[k] is zero (a term mac_reduce skips);
+  // binary32 lanes by fast_ieee_rne_product_f (16 with AVX-512, 8 with AVX2), the lanes it flags (the
+  // top binade and above, Inf, NaN) by the binary64 rounding. A zero result may be +0 where R_f gives
+  // -0 (kSignedZero = false): for sums into an accumulator that is never -0. Needs binary32_products().
+  void products_or_zero(const float* a, const float* b, int64_t n, float* out) const {
+#if defined(__AVX512F__)
+    using F = v16f32;
+#else
+    using F = v8f32;
+#endif
+    using U = typename LaneTraits<F>::U;
+    constexpr int kL = static_cast<int>(sizeof(F) / sizeof(float));
+    auto one = [&](int64_t k) {
+      if (a[k] == 0.0f || b[k] == 0.0f) return 0.0f;
+      return static_cast<float>((*this)(static_cast<double>(a[k]) * static_cast<double>(b[k]), 0));
+    };
+    int64_t k = 0;
+    for (; k + kL <= n; k += kL) {
+      F av, bv;
+      std::memcpy(&av, a + k, sizeof av);
+      std::memcpy(&bv, b + k, sizeof bv);
+      U key;
+      const F r = fast_ieee_rne_product_f<false>(pf_, av, bv, &key);
+      if (lane_any(lane_ge(key, splat<U>(pf_.flag_bits)))) {
+        for (int l = 0; l < kL; ++l) out[k + l] = one(k + l);
+        continue;
+      }
+      // A zero operand: with a finite other one the product is +-0 already; with Inf or NaN the
+      // binary32 product is NaN, a flagged lane.
+      std::memcpy(out + k, &r, sizeof r);
+    }
+    for (; k < n; ++k) out[k] = one(k);
+  }
 
   // out[k] = (*this)(a[k] * b[k], 0) for k < n, the exact binary64 products rounded a native vector at a time
   // (fast_ieee_d takes vectors of binary64 lanes). Needs fast().
@@ -90,7 +128,9 @@ class Round {
 
   Format f_;
   bool fast_;
+  bool binary32_products_;
   FastIeeeD p_{};
+  FastIeeeRneF pf_{};
 };
 
 // R_f of exact + - * / of values, element i drawing at index i of `key` (formats with :sr only). In
@@ -204,8 +244,17 @@ class Reducer {
   // run_ieee's format_add makes it.
   double run_rounded_mul(const float* a, const float* b, int64_t K) const {
     constexpr int64_t kBlock = 256;
-    double prod[kBlock];
     float acc = 0.0f;
+    if (mul_.binary32_products()) {  // skipped terms as +-0, which leave acc as it is (never -0)
+      float prod[kBlock];
+      for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+        const int64_t n = std::min(kBlock, K - k0);
+        mul_.products_or_zero(a + k0, b + k0, n, prod);
+        for (int64_t k = 0; k < n; ++k) acc = acc + prod[k];
+      }
+      return canonical(acc);
+    }
+    double prod[kBlock];
     for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
       const int64_t n = std::min(kBlock, K - k0);
       mul_.products(a + k0, b + k0, n, prod);

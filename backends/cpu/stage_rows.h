@@ -1,23 +1,41 @@
 // StageRound's element operations (numerics/stage_round.h) over rows, a native
-// vector of binary64 lanes at a time (8 or 4 elements), for the CPU loops of the batch-norm ops:
+// vector at a time, for the CPU loops of the batch-norm ops and the element-wise add:
 //   out[j] = R_f(a[j] op b[j])   (or op the scalar b) for j < n, op in + - *,
 // element j drawing at index i0 + j. The bits are StageRound's, element by
 // element: a lane whose result the vector code cannot vouch for is recomputed
 // by the StageRound itself.
 //
-// Why it is exact: for IEEE-like formats without :sr, StageRound rounds
-// through FastRound (fast_ieee_d, numerics/fast_round.h), whose template takes
-// vectors of binary64 lanes as well as scalars. A product of two binary32
-// values is exact in binary64, so its lanes are fast_ieee_d of the binary64
-// product, as in rounded_mul. A sum is used only where rounded_add would use
-// it too: finite, nonzero and exact (TwoSum error 0); every other lane (zero,
-// Inf, NaN, inexact sums) goes to the StageRound. Plain fp32 runs the
-// StageRound's native operation (fp32::add, sub, mul: one binary32 operation,
-// a NaN result made canonical) in one loop per operation, which the compiler
-// vectorises; through the per-element switch it took 4.5 ns an element
-// (ResNet-18 b32 fp32 batch_norm_normalize, 88 ms a step). :sr formats run the
-// StageRound per element.
-// tests/test_pool_norm.cpp compares rows against the StageRound per element.
+// Binary32 lanes (16 with AVX-512, 8 with AVX2) for formats that round to
+// nearest even with subnormals, exp_bits <= 8 and man_bits <= 21 (e6m6, bf16,
+// fp16, fp8, ...), where numerics/fast_round.h has both roundings:
+// - a product: fast_ieee_rne_product_f, the FMA with the magic constant, which
+//   rounds the exact product once; lanes it flags (the top binade and above,
+//   Inf, NaN) go to the StageRound;
+// - a sum or difference: the round-to-odd binary32 sum (lane_sum_rto), then
+//   fast_ieee_rne_f32. Rounding to odd at 24 bits and then to nearest even at
+//   p <= 22 bits rounds the exact sum once (p + 2 <= 24: the odd last bit
+//   stands for every bit cut off, so it cannot fake or hide a tie); subnormal
+//   binary32 sums are exact. Lanes with an operand that is not finite (or the
+//   largest binary32 value) and lanes whose sum is zero (its sign comes from
+//   the rounding mode) go to the StageRound, so that no special value depends
+//   on how fast_ieee_rne_f32 treats Inf or a saturated round-to-odd sum.
+// The e6m6 ResNet-18's batch norm (b32, 2 threads) spent about 260 ms a step
+// in the binary64 form below.
+//
+// Binary64 lanes (8 or 4) for the other IEEE-like formats without :sr, which
+// StageRound rounds through FastRound (fast_ieee_d, numerics/fast_round.h),
+// whose template takes vectors of binary64 lanes as well as scalars. A product
+// of two binary32 values is exact in binary64, so its lanes are fast_ieee_d of
+// the binary64 product, as in rounded_mul. A sum is used only where
+// rounded_add would use it too: finite, nonzero and exact (TwoSum error 0);
+// every other lane (zero, Inf, NaN, inexact sums) goes to the StageRound.
+//
+// Plain fp32 runs the StageRound's native operation (fp32::add, sub, mul: one
+// binary32 operation, a NaN result made canonical) in one loop per operation,
+// which the compiler vectorises; through the per-element switch it took 4.5 ns
+// an element (ResNet-18 b32 fp32 batch_norm_normalize, 88 ms a step). :sr
+// formats run the StageRound per element.
+// tests/test_stage_rows.cpp compares rows against the StageRound per element.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +51,19 @@ class StageRows {
   enum class Op { Add, Sub, Mul };
 
   explicit StageRows(const StageRound& s)
-      : s_(s), vector_(!s.native && s.fr.on && !s.fr.fp64 && !is_stochastic(s.f)) {}
+      : s_(s),
+        vector_(!s.native && s.fr.on && !s.fr.fp64 && !is_stochastic(s.f)),
+        binary32_(!s.native && binary32_lanes(s.f)) {
+    if (binary32_) {
+      product_ = fast_ieee_rne_f_params(s.f);
+      sum_ = fast_ieee_rne_f32_params(s.f);
+    }
+  }
+
+  // Whether rows in f take the binary32 lanes (both roundings of the header exist for f; RNE only).
+  static bool binary32_lanes(const Format& f) {
+    return fast_ieee_rne_product_f_supported(f) && fast_ieee_rne_f32_supported(f);
+  }
 
   // out may alias a or b; b is a row, or null with the scalar bs for every element.
   void add(const float* a, const float* b, float bs, float* out, int64_t n, uint64_t i0) const {
@@ -65,7 +95,9 @@ class StageRows {
       return;
     }
     int64_t j = 0;
-    if (vector_) {
+    if (binary32_) {
+      j = lanes_binary32(op, a, b, bs, out, n, i0);
+    } else if (vector_) {
       // (vector_ excludes :sr)
       visit_fast_mode(s_.fr.mode,
                       [&](auto mode) { j = lanes<decltype(mode)::value>(op, a, b, bs, out, n, i0); });
@@ -134,8 +166,57 @@ class StageRows {
     return j;
   }
 
+  // The whole vectors of binary32 lanes (the header's first form); returns how many elements it did.
+  int64_t lanes_binary32(Op op, const float* a, const float* b, float bs, float* out, int64_t n,
+                         uint64_t i0) const {
+    using F = RowF32;
+    using U = typename LaneTraits<F>::U;
+    constexpr int kL = static_cast<int>(sizeof(F) / sizeof(float));
+    const F bsplat = splat<F>(bs);
+    int64_t j = 0;
+    for (; j + kL <= n; j += kL) {
+      F av, bv = bsplat;
+      std::memcpy(&av, a + j, sizeof av);
+      if (b) std::memcpy(&bv, b + j, sizeof bv);
+      F r;
+      bool redo;
+      if (op == Op::Mul) {
+        U key;
+        r = fast_ieee_rne_product_f<true>(product_, av, bv, &key);
+        redo = lane_any(lane_ge(key, splat<U>(product_.flag_bits)));
+      } else {
+        const F c = op == Op::Sub ? -bv : bv;
+        const F s = lane_sum_rto(av, c);
+        r = fast_ieee_rne_f32(sum_, s);
+        // Redo: |a| or |c| at least the largest binary32 value (Inf, NaN), or s = +-0 (|s| - 1 wraps).
+        const U big = lane_umax(lane_umax(lane_cast<U>(av) & 0x7fffffffu, lane_cast<U>(c) & 0x7fffffffu),
+                                (lane_cast<U>(s) & 0x7fffffffu) - 1u);
+        redo = lane_any(lane_ge(big, splat<U>(0x7f7fffffu)));
+      }
+      if (redo) {  // rare: the whole vector by the StageRound (out may alias a or b: from the copies)
+        float lanes_a[kL], lanes_b[kL];
+        std::memcpy(lanes_a, &av, sizeof lanes_a);
+        std::memcpy(lanes_b, &bv, sizeof lanes_b);
+        for (int l = 0; l < kL; ++l)
+          out[j + l] = one(op, lanes_a[l], lanes_b[l], i0 + static_cast<uint64_t>(j + l));
+        continue;
+      }
+      std::memcpy(out + j, &r, sizeof r);
+    }
+    return j;
+  }
+
+#if defined(__AVX512F__)
+  using RowF32 = v16f32;
+#else
+  using RowF32 = v8f32;
+#endif
+
   const StageRound& s_;
   bool vector_;
+  bool binary32_;
+  FastIeeeRneF product_{};
+  FastIeeeRneF32 sum_{};
 };
 
 }  // namespace emu::cpu_rows
