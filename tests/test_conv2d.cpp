@@ -624,28 +624,34 @@ TEST_CASE("conv2d GEMMs over operands made on demand equal the literal loops on 
     const char *mul, *acc;
     int chunk;
     bool integer;
+    const char* out = "fp32";
   };
+  // Outputs rounded into e6m6 (the e6m6 training policy's) as well as plain fp32: grad-weight's
+  // transposed outputs finish both ways (gemm.cpp, store_transposed).
   const Pol pols[] = {
-      {"fp32", "fp32", 0, false},  {"e6m6", "fp32", 0, false},           {"e6m6", "fp32", 64, false},
-      {"bf16", "bf16", 0, false},  {"fp16", "fp16", 5, false},           {"e6m6:rtz", "fp32", 0, false},
-      {"e8m22", "fp32", 0, false}, {"posit16_1", "posit16_1", 0, false}, {"exact", "int32", 0, true},
+      {"fp32", "fp32", 0, false},  {"e6m6", "fp32", 0, false},
+      {"e6m6", "fp32", 64, false}, {"bf16", "bf16", 0, false},
+      {"fp16", "fp16", 5, false},  {"e6m6:rtz", "fp32", 0, false},
+      {"e8m22", "fp32", 0, false}, {"posit16_1", "posit16_1", 0, false},
+      {"exact", "int32", 0, true}, {"e6m6", "fp32", 0, false, "e6m6"},
   };
   for (const Pol& pl : pols) {
     MacPolicy p;
     p.mul_exact = std::string(pl.mul) == "exact";
     p.mul = parse_format(p.mul_exact ? "fp32" : pl.mul);
     p.acc = parse_format(pl.acc);
-    p.out = parse_format("fp32");
+    p.out = parse_format(pl.out);
     p.acc_outer = parse_format("fp32");
     p.chunk = pl.chunk;
     LayerNumerics nm;
-    nm.weights = nm.activations = nm.grads = parse_format("fp32");
+    nm.weights = nm.activations = parse_format("fp32");
+    nm.grads = p.out;  // the literal gradients round into nm.grads, the forward into nm.mac.out
     nm.mac = p;
     for (const Case& c : cases) {
       for (bool specials : {false, true}) {
         if (pl.integer && specials) continue;
-        INFO(c.name() << " mul " << pl.mul << " acc " << pl.acc << " chunk " << pl.chunk << " specials "
-                      << specials);
+        INFO(c.name() << " mul " << pl.mul << " acc " << pl.acc << " out " << pl.out << " chunk " << pl.chunk
+                      << " specials " << specials);
         Operands o;
         o.x = hostile_tensor({c.N, c.C_in, c.H, c.W}, 1, specials, pl.integer);
         o.w = hostile_tensor({c.C_out, c.Cig(), c.KH, c.KW}, 2, specials, pl.integer);

@@ -427,6 +427,33 @@ bool native_finish_run(const GemmOutput& o, const float* acc, int64_t i, int64_t
   return true;
 }
 
+// The column step of transposed outputs: ldc 1 and column offsets that step by a constant of at
+// least 8 (grad-weight's (taps, C_out) GEMM, which writes gw (C_out, taps): output (i, j) at
+// C[i + j * step]); 0 for other layouts.
+int64_t transposed_step(const GemmOutput& o, int64_t N) {
+  if (o.ldc != 1 || !o.col_offset || N < 2) return 0;
+  const int64_t step = o.col_offset[1] - o.col_offset[0];
+  if (step < 8) return 0;
+  for (int64_t j = 2; j < N; ++j)
+    if (o.col_offset[j] - o.col_offset[j - 1] != step) return 0;
+  return step;
+}
+
+// A finished h x w tile of outputs (rows r0 .., columns jb ..; tile[r * ld + l], ld >= 8) stored into
+// transposed outputs (transposed_step): whole 8 x 8 blocks by transpose_8x8, a run of 8 outputs per
+// column, the edges one output at a time. One scalar store per output, each into another line, had
+// been about 4% of a ResNet-18 training step.
+void store_transposed(const GemmOutput& o, int64_t step, const float* tile, int64_t ld, int64_t r0, int64_t h,
+                      int64_t jb, int64_t w) {
+  float* base = o.C + r0 + o.col_offset[jb];  // output (r0 + r, jb + l) at base[r + l * step]
+  const int64_t h8 = h / 8 * 8, w8 = w / 8 * 8;
+  for (int64_t r = 0; r < h8; r += 8)
+    for (int64_t l = 0; l < w8; l += 8)
+      cpu_copy::transpose_8x8(tile + r * ld + l, ld, base + r + l * step, step);
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t l = r < h8 ? w8 : 0; l < w; ++l) base[r + l * step] = tile[r * ld + l];
+}
+
 template <class Kern>
 void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary32) {
   using AElem = typename Kern::AElem;
@@ -447,6 +474,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   const Epilogue ep(pb, acc_binary32);
   const MacPolicy& p = *pb.p;
   const int64_t M = pb.M, N = pb.N, K = pb.K;
+  const int64_t out_step = pb.out.bias ? 0 : transposed_step(pb.out, N);  // (no bias: grad-weight's case)
 
   // k blocks [kb[b], kb[b+1]) and the packed rows (groups of G terms) before each.
   std::vector<int64_t> kb{0}, rows_before{0};
@@ -658,7 +686,31 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       };
       const GemmOutput& o = pb.out;
       auto bias_of = [&](int64_t i, int64_t j) { return o.bias_per_row ? o.bias[i] : o.bias[j]; };
+      // Transposed outputs (out_step): tile by tile, each finished in place and stored by
+      // store_transposed.
+      auto each_tile = [&](auto&& finish_row) {
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
+          for (int64_t panel = p0; panel < p1; ++panel) {
+            const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+            float* t = acc.data() + ((g * np + panel - p0) * MR) * NR;
+            for (int64_t r = 0; r < h; ++r) finish_row(t + r * NR, w);
+            store_transposed(o, out_step, t, NR, r0, h, jb, w);
+          }
+        }
+      };
       if constexpr (std::is_same_v<Acc, float>) {
+        if (out_step && ep.native_finish()) {  // no bias (out_step): acc, NaN made canonical
+          each_tile([](float* row, int64_t w) {
+            for (int64_t l = 0; l < w; ++l)
+              row[l] = row[l] != row[l] ? static_cast<float>(quiet_nan()) : row[l];
+          });
+          return;
+        }
+        if (out_step && ep.rounding_finish()) {
+          each_tile([&](float* row, int64_t w) { ep.round_out(row, w, row); });
+          return;
+        }
         if (ep.native_finish()) {
           each_row_panel([&](int64_t i, size_t x0, int64_t jb, int64_t w) {
             if (native_finish_run(o, acc.data() + x0, i, jb, w)) return;
