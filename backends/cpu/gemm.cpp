@@ -687,7 +687,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       const GemmOutput& o = pb.out;
       auto bias_of = [&](int64_t i, int64_t j) { return o.bias_per_row ? o.bias[i] : o.bias[j]; };
       // Transposed outputs (out_step): tile by tile, each finished in place and stored by
-      // store_transposed.
+      // store_transposed. (A generic lambda: its body, which takes acc as floats, is only
+      // instantiated by the binary32 accumulators' branches below.)
       auto each_tile = [&](auto&& finish_row) {
         for (int64_t g = 0; g < groups; ++g) {
           const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
