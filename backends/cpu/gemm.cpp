@@ -686,21 +686,20 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       };
       const GemmOutput& o = pb.out;
       auto bias_of = [&](int64_t i, int64_t j) { return o.bias_per_row ? o.bias[i] : o.bias[j]; };
-      // Transposed outputs (out_step): tile by tile, each finished in place and stored by
-      // store_transposed. (A generic lambda: its body, which takes acc as floats, is only
-      // instantiated by the binary32 accumulators' branches below.)
-      auto each_tile = [&](auto&& finish_row) {
-        for (int64_t g = 0; g < groups; ++g) {
-          const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
-          for (int64_t panel = p0; panel < p1; ++panel) {
-            const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
-            float* t = acc.data() + ((g * np + panel - p0) * MR) * NR;
-            for (int64_t r = 0; r < h; ++r) finish_row(t + r * NR, w);
-            store_transposed(o, out_step, t, NR, r0, h, jb, w);
-          }
-        }
-      };
       if constexpr (std::is_same_v<Acc, float>) {
+        // Transposed outputs (out_step): tile by tile, each finished in place and stored by
+        // store_transposed.
+        auto each_tile = [&](auto&& finish_row) {
+          for (int64_t g = 0; g < groups; ++g) {
+            const int64_t r0 = i0 + g * MR, h = std::min(MR, i1 - r0);
+            for (int64_t panel = p0; panel < p1; ++panel) {
+              const int64_t jb = jc + panel * NR, w = std::min(NR, j_end - jb);
+              float* t = acc.data() + ((g * np + panel - p0) * MR) * NR;
+              for (int64_t r = 0; r < h; ++r) finish_row(t + r * NR, w);
+              store_transposed(o, out_step, t, NR, r0, h, jb, w);
+            }
+          }
+        };
         if (out_step && ep.native_finish()) {  // no bias (out_step): acc, NaN made canonical
           each_tile([](float* row, int64_t w) {
             for (int64_t l = 0; l < w; ++l)
