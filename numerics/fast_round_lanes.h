@@ -175,9 +175,11 @@ typedef float v4f32 __attribute__((vector_size(16)));
 #if defined(__AVX512F__)
 using NativeF64 = v8f64;
 using NativeF64AsF32 = v8f32;
+using NativeF32 = v16f32;  // binary32 lanes at the native width, for loops that stay in binary32
 #else
 using NativeF64 = v4f64;
 using NativeF64AsF32 = v4f32;
+using NativeF32 = v8f32;
 #endif
 constexpr int kNativeF64Lanes = static_cast<int>(sizeof(NativeF64) / sizeof(double));
 

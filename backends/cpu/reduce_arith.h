@@ -59,11 +59,7 @@ class Round {
   // top binade and above, Inf, NaN) by the binary64 rounding. A zero result may be +0 where R_f gives
   // -0 (kSignedZero = false): for sums into an accumulator that is never -0. Needs binary32_products().
   void products_or_zero(const float* a, const float* b, int64_t n, float* out) const {
-#if defined(__AVX512F__)
-    using F = v16f32;
-#else
-    using F = v8f32;
-#endif
+    using F = NativeF32;
     using U = typename LaneTraits<F>::U;
     constexpr int kL = static_cast<int>(sizeof(F) / sizeof(float));
     auto one = [&](int64_t k) {

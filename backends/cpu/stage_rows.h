@@ -169,7 +169,7 @@ class StageRows {
   // The whole vectors of binary32 lanes (the header's first form); returns how many elements it did.
   int64_t lanes_binary32(Op op, const float* a, const float* b, float bs, float* out, int64_t n,
                          uint64_t i0) const {
-    using F = RowF32;
+    using F = NativeF32;
     using U = typename LaneTraits<F>::U;
     constexpr int kL = static_cast<int>(sizeof(F) / sizeof(float));
     const F bsplat = splat<F>(bs);
@@ -205,12 +205,6 @@ class StageRows {
     }
     return j;
   }
-
-#if defined(__AVX512F__)
-  using RowF32 = v16f32;
-#else
-  using RowF32 = v8f32;
-#endif
 
   const StageRound& s_;
   bool vector_;
