@@ -619,6 +619,8 @@ TEST_CASE("conv2d GEMMs over operands made on demand equal the literal loops on 
       {3, 5, 14, 14, 6, 3, 3, 1, 1, 1, 1, 1, true},
       {2, 8, 9, 7, 8, 3, 2, 2, 1, 1, 0, 2, false, 2, 1},
       {2, 6, 5, 5, 18, 1, 1, 2, 2, 0, 0, 1, true},
+      // 40 rows over 512 pixels: one task over all rows (gemm.cpp all_rows) with 1, 2 and 3 threads.
+      {2, 6, 16, 16, 40, 3, 3, 1, 1, 1, 1, 1, false},
   };
   struct Pol {
     const char *mul, *acc;

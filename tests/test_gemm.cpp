@@ -929,9 +929,12 @@ TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
 
 // Shapes over several row groups and row tasks, with a last group of 6 rows:
 // M = 64 and 70 take the 16-row fp32 tile on AVX-512, M = 6 and 24 the 8-row one
-// (gemm.cpp run_fp32); the 8-row tiles of (b), (d) and bf16 (c) run 9, 8, 1 and 3 groups.
+// (gemm.cpp run_fp32); the 8-row tiles of (b), (d) and bf16 (c) run 9, 8, 1 and 3 groups. M = 40
+// over 260 columns takes one task over all rows with 1 and 2 threads (gemm.cpp all_rows), row
+// tasks with 3; M = 520 is past all_rows' rows.
 TEST_CASE("fast paths over several row groups and tasks equal mac_reduce", "[gemm]") {
-  const std::vector<Shape> shapes = {{70, 35, 300}, {64, 40, 257}, {6, 41, 30}, {24, 33, 20}};
+  const std::vector<Shape> shapes = {{70, 35, 300}, {64, 40, 257},  {6, 41, 30},
+                                     {24, 33, 20},  {40, 260, 257}, {520, 260, 9}};
   check_gemm(policy("fp32", "fp32"), GemmPath::Fp32, Data::Normal, Data::Normal, 40, shapes);
   check_gemm(policy("fp32", "fp32", "bf16", 7), GemmPath::Fp32, Data::Wide, Data::Sparse, 41, shapes);
   check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Normal, Data::Normal, 42, shapes);

@@ -332,11 +332,14 @@ void lut_gemm(const Problem& pb, int threads) {
 // run tasks of (up to RB rows) x (a range of panels): for each k block, for
 // each MR rows, pack A and run the micro-kernel over the panels; promote at
 // chunk ends; finish the outputs. A task keeps its accumulators between k
-// blocks, so each output still sees its terms in order.
+// blocks, so each output still sees its terms in order. With a single row task
+// (few rows, or all_rows in fast_gemm) no B block is packed ahead: each task
+// packs A for all its rows per k block and each B panel just before its tiles.
 
 constexpr int64_t kKC = 256;  // a multiple of every kernel's kKGroup
 constexpr int64_t kNC = 512;
-constexpr int64_t kRB = 32;  // rows per task, at most
+constexpr int64_t kRB = 32;                            // rows per task, at most, but for fast_gemm's all_rows
+constexpr int64_t kFuseRows = 512, kFuseColumns = 64;  // fast_gemm's all_rows
 
 // Kern::kKGroup if present, else 1: terms per packed element.
 template <class K, class = void>
@@ -491,7 +494,17 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   // Tasks: row blocks of RB rows (a multiple of MR); ranges of panels as well
   // when there are too few row blocks to keep the threads busy.
   const int64_t rb_max = std::max<int64_t>(MR, kRB / MR * MR);  // MR = 6 (AVX2): 30, not 32
-  const int64_t rb = std::min(rb_max, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
+  // Up to kFuseRows rows, when the column blocks give every thread at least two ranges of
+  // kFuseColumns columns: one row task over all rows, whose A block (all rows, one k block) stays in
+  // L2 while each B panel is packed into L1 just before its tiles (fuse_b below), instead of row
+  // tasks that each stream the shared B block from L3. ResNet-18's 512 -> 512 convolutions at 4 x 4
+  // (M 512, N 512, K 4608: a 9.4 MB B block read by 16 row tasks) went from 47 to 110 GMAC/s on two
+  // Zen 5 cores. Each range packs A again, hence the columns per range: a 1 x 1 grad-weight (A = the
+  // im2col by tap, 128 columns) was slower fused.
+  const bool all_rows = M <= kFuseRows && std::min(N, kNC) >= 2 * threads * kFuseColumns;
+  const int64_t rb =
+      all_rows ? (M + MR - 1) / MR * MR
+               : std::min(rb_max, std::max<int64_t>(MR, (M + 4 * threads - 1) / (4 * threads) / MR * MR));
   const int64_t row_tasks = (M + rb - 1) / rb;
   // With one row task each B panel feeds one task only: it packs the panel
   // itself just before its micro-kernels, into a buffer that stays in L1,
