@@ -4,9 +4,10 @@
 //   memmove call, whose overhead was most of the time of such fills (a
 //   64 x 32768 x 576 GEMM spent 38% of its time in memmove, on the 16-float
 //   rows of its B panels).
-// - transpose_8x8: eight rows of eight floats written as eight columns (A
-//   packed term by term from a row-major matrix), instead of one scalar store
-//   per element into a different cache line.
+// - transpose_8x8 (and transpose_8x8_rows, rows at any addresses): eight rows
+//   of eight floats written as eight columns (A packed term by term from a
+//   row-major matrix, a convolution's taps or channels packed pixel by pixel),
+//   instead of one scalar store per element into a different cache line.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +35,11 @@ inline void copy_run(const float* src, float* out, int64_t count) {
   for (; c < count; ++c) out[c] = src[c];
 }
 
-// out[c * ld_out + r] = in[r * ld_in + c] for r, c < 8.
-inline void transpose_8x8(const float* in, int64_t ld_in, float* out, int64_t ld_out) {
+// out[c * ld_out + r] = rows[r][c] for r, c < 8: eight runs of eight floats, wherever each lies
+// (a convolution's taps read its input planes at offsets of their own), written as eight columns.
+inline void transpose_8x8_rows(const float* const* rows, float* out, int64_t ld_out) {
   v8f32 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], in + i * ld_in, sizeof r[i]);
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], rows[i], sizeof r[i]);
   for (int i = 0; i < 8; i += 2) {  // interleave row pairs: (a_i0 a_j0 a_i1 a_j1 | a_i4 a_j4 a_i5 a_j5), ...
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
     t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -54,6 +56,13 @@ inline void transpose_8x8(const float* in, int64_t ld_in, float* out, int64_t ld
     std::memcpy(out + c * ld_out, &lo, sizeof lo);
     std::memcpy(out + (c + 4) * ld_out, &hi, sizeof hi);
   }
+}
+
+// out[c * ld_out + r] = in[r * ld_in + c] for r, c < 8.
+inline void transpose_8x8(const float* in, int64_t ld_in, float* out, int64_t ld_out) {
+  const float* rows[8];
+  for (int i = 0; i < 8; ++i) rows[i] = in + i * ld_in;
+  transpose_8x8_rows(rows, out, ld_out);
 }
 
 }  // namespace emu::cpu_copy
