@@ -164,3 +164,58 @@ TEST_CASE("Reducer: the rounded-product fast mode equals mac_reduce", "[stage_ro
       }
     }
 }
+
+TEST_CASE("Reducer::run_pair gives each reduction's mac_reduce bits", "[stage_rows][reduce]") {
+  // Batch norm's backward pair: a plain sum next to a sum of products, in the modes that run the two
+  // chains side by side (fp32 Sum with fp32 Mul or with e6m6 / bf16 RoundedMul) and in ones that run
+  // them one after the other (e10m20 products: Ieee; :sr sums: Generic). Half the gradient terms
+  // are zeros (ReLU's), so skipped terms meet Inf and NaN operands.
+  std::vector<float> a = hostile(777, 5), b = hostile(777, 6), c = hostile(777, 7);
+  for (size_t i = 0; i < a.size(); i += 2) a[i] = 0.0f;
+  struct Pair {
+    const char *acc_sum, *mul;
+  };
+  const Pair pairs[] = {
+      {"fp32", "fp32"}, {"fp32", "e6m6"}, {"fp32", "bf16"}, {"fp32", "e10m20"}, {"bf16:sr", "fp32"}};
+  for (int finite = 0; finite < 2; ++finite) {
+    if (finite)
+      for (std::vector<float>* v : {&a, &b, &c})
+        for (float& x : *v)
+          if (!std::isfinite(x) || std::fabs(x) > 1e30f) x = 0.25f;
+    for (const Pair& pr : pairs) {
+      MacPolicy ps, pp;
+      ps.acc = ps.out = parse_format(pr.acc_sum);
+      pp.mul_exact = false;
+      pp.mul = parse_format(pr.mul);
+      pp.acc = pp.out = parse_format("fp32");
+      const cpu_reduce::Reducer sum(ps, true, 777), products(pp, false, 777);
+      MacPolicy ref_s = unfused(ps), ref_p = unfused(pp);
+      ref_s.mul_exact = true;
+      const std::vector<float> ones(777, 1.0f);
+      const DrawKey ks{3, 4}, kp{5, 6};
+      for (int64_t K : {0, 1, 7, 255, 256, 257, 777}) {
+        for (int64_t off = 0; off + K <= 777; off += 131) {
+          double s1 = 0, s2 = 0;
+          cpu_reduce::Reducer::run_pair(sum, c.data() + off, nullptr, ks, products, a.data() + off,
+                                        b.data() + off, kp, K, 9, mac_site_count(K, 0), &s1, &s2);
+          const uint64_t base = 9 * mac_site_count(K, 0);
+          const double w1 = mac_reduce(ref_s, c.data() + off, ones.data(), K, nullptr, [&](uint64_t site) {
+            return philox_draw(ks.seed, ks.stream, base + site);
+          });
+          const double w2 = mac_reduce(ref_p, a.data() + off, b.data() + off, K, nullptr, [&](uint64_t site) {
+            return philox_draw(kp.seed, kp.stream, base + site);
+          });
+          INFO(pr.acc_sum << " sum, " << pr.mul << " products, K " << K << " offset " << off << ": " << s1
+                          << " vs " << w1 << ", " << s2 << " vs " << w2);
+          uint64_t g1, g2, e1, e2;
+          std::memcpy(&g1, &s1, 8);
+          std::memcpy(&g2, &s2, 8);
+          std::memcpy(&e1, &w1, 8);
+          std::memcpy(&e2, &w2, 8);
+          CHECK(g1 == e1);
+          CHECK(g2 == e2);
+        }
+      }
+    }
+  }
+}

@@ -151,8 +151,8 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
       if (need_sums) {
         gather_channel(d, gp, c, g.data());
         gather_channel(d, hp, c, h.data());
-        sg = sum.run(g.data(), nullptr, M, k_sg, uc, sites);
-        sgx = products.run(g.data(), h.data(), M, k_sgx, uc, sites);
+        Reducer::run_pair(sum, g.data(), nullptr, k_sg, products, g.data(), h.data(), k_sgx, M, uc, sites,
+                          &sg, &sgx);
       }
       if (gbeta) gbeta->data()[c] = steps.beta_grad(sg, uc);
       if (ggamma) ggamma->data()[c] = steps.gamma_grad(sgx, uc);

@@ -206,9 +206,7 @@ class Reducer {
         for (int64_t k = 0; k < K; ++k) facc = facc + a[k];
         return canonical(facc);
       case Mode::Mul:
-        for (int64_t k = 0; k < K; ++k)
-          if (a[k] != 0.0f && b[k] != 0.0f) facc = facc + a[k] * b[k];
-        return canonical(facc);
+        return run_chain(a, b, K);
       case Mode::Fma:  // IEEE fusedMultiplyAdd: R_fp32(acc + exact product), one rounding
         for (int64_t k = 0; k < K; ++k)
           if (a[k] != 0.0f && b[k] != 0.0f) facc = std::fma(a[k], b[k], facc);
@@ -224,8 +222,64 @@ class Reducer {
     return mac_reduce(p_, a, sum_ ? ones_.data() : b, K, nullptr, draw);
   }
 
+  // *s1 = r1.run(a1, b1, K, key1, o, sites) and *s2 = r2.run(a2, b2, K, key2, o, sites). Where both
+  // are chains of binary32 additions (chained()), one loop runs the two chains side by side: each
+  // waits on its additions' latency, so two take about the time of one (batch norm's backward sums
+  // of gy and gy * xhat per channel).
+  static void run_pair(const Reducer& r1, const float* a1, const float* b1, DrawKey key1, const Reducer& r2,
+                       const float* a2, const float* b2, DrawKey key2, int64_t K, uint64_t o, uint64_t sites,
+                       double* s1, double* s2) {
+    if (!r1.chained() || !r2.chained()) {
+      *s1 = r1.run(a1, b1, K, key1, o, sites);
+      *s2 = r2.run(a2, b2, K, key2, o, sites);
+      return;
+    }
+    float f1 = 0.0f, f2 = 0.0f, t1[kChainBlock], t2[kChainBlock];
+    for (int64_t k0 = 0; k0 < K; k0 += kChainBlock) {
+      const int64_t n = std::min(kChainBlock, K - k0);
+      r1.chain_terms(a1 + k0, b1 ? b1 + k0 : nullptr, n, t1);
+      r2.chain_terms(a2 + k0, b2 ? b2 + k0 : nullptr, n, t2);
+      for (int64_t k = 0; k < n; ++k) {
+        f1 = f1 + t1[k];
+        f2 = f2 + t2[k];
+      }
+    }
+    *s1 = canonical(f1);
+    *s2 = canonical(f2);
+  }
+
  private:
   enum class Mode { Generic, Sum, Mul, Fma, RoundedMul, Ieee };
+  static constexpr int64_t kChainBlock = 256;
+
+  // Whether run's result is canonical(the binary32 chain acc = acc + t_k from +0), t_k from
+  // chain_terms: plain fp32 sums (Sum), fp32 products (Mul), products rounded into a format of
+  // binary32 values that products_or_zero rounds (RoundedMul). A skipped term (a zero operand) is
+  // a +-0 term, which leaves acc as it is (never -0 under round to nearest).
+  bool chained() const {
+    return mode_ == Mode::Sum || mode_ == Mode::Mul ||
+           (mode_ == Mode::RoundedMul && mul_.binary32_products());
+  }
+  // The terms t[0 .. n) of chained() for a[0 .. n), b[0 .. n) (b unused by Sum). Mul selects the
+  // product or +0 without a branch: ReLU's gradients, half zeros, mispredicted the skip's branch.
+  void chain_terms(const float* a, const float* b, int64_t n, float* t) const {
+    if (mode_ == Mode::Sum) {
+      std::copy_n(a, n, t);
+    } else if (mode_ == Mode::Mul) {
+      for (int64_t k = 0; k < n; ++k) t[k] = (a[k] != 0.0f) & (b[k] != 0.0f) ? a[k] * b[k] : 0.0f;
+    } else {
+      mul_.products_or_zero(a, b, n, t);
+    }
+  }
+  double run_chain(const float* a, const float* b, int64_t K) const {
+    float acc = 0.0f, t[kChainBlock];
+    for (int64_t k0 = 0; k0 < K; k0 += kChainBlock) {
+      const int64_t n = std::min(kChainBlock, K - k0);
+      chain_terms(a + k0, b ? b + k0 : nullptr, n, t);
+      for (int64_t k = 0; k < n; ++k) acc = acc + t[k];
+    }
+    return canonical(acc);
+  }
 
   // Whether every finite value of f is a binary32 value (so a product rounded to f is one).
   static bool binary32_values(const Format& f) {
@@ -239,17 +293,9 @@ class Reducer {
   // are rounded a block at a time (Round::products). A NaN is made the canonical one, as
   // run_ieee's format_add makes it.
   double run_rounded_mul(const float* a, const float* b, int64_t K) const {
-    constexpr int64_t kBlock = 256;
+    constexpr int64_t kBlock = kChainBlock;
+    if (mul_.binary32_products()) return run_chain(a, b, K);  // skipped terms as +-0 (chained())
     float acc = 0.0f;
-    if (mul_.binary32_products()) {  // skipped terms as +-0, which leave acc as it is (never -0)
-      float prod[kBlock];
-      for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
-        const int64_t n = std::min(kBlock, K - k0);
-        mul_.products_or_zero(a + k0, b + k0, n, prod);
-        for (int64_t k = 0; k < n; ++k) acc = acc + prod[k];
-      }
-      return canonical(acc);
-    }
     double prod[kBlock];
     for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
       const int64_t n = std::min(kBlock, K - k0);
