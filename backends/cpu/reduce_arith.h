@@ -266,7 +266,7 @@ class Reducer {
     if (mode_ == Mode::Sum) {
       std::copy_n(a, n, t);
     } else if (mode_ == Mode::Mul) {
-      for (int64_t k = 0; k < n; ++k) t[k] = (a[k] != 0.0f) & (b[k] != 0.0f) ? a[k] * b[k] : 0.0f;
+      for (int64_t k = 0; k < n; ++k) t[k] = ((a[k] != 0.0f) & (b[k] != 0.0f)) ? a[k] * b[k] : 0.0f;
     } else {
       mul_.products_or_zero(a, b, n, t);
     }
