@@ -168,15 +168,16 @@ TEST_CASE("Reducer: the rounded-product fast mode equals mac_reduce", "[stage_ro
 TEST_CASE("Reducer::run_pair gives each reduction's mac_reduce bits", "[stage_rows][reduce]") {
   // Batch norm's backward pair: a plain sum next to a sum of products, in the modes that run the two
   // chains side by side (fp32 Sum with fp32 Mul or with e6m6 / bf16 RoundedMul) and in ones that run
-  // them one after the other (e10m20 products: Ieee; :sr sums: Generic). Half the gradient terms
+  // them one after the other (e10m20 products: Ieee; :sr sums or products: Generic, each with the
+  // draws of its own output index). Half the gradient terms
   // are zeros (ReLU's), so skipped terms meet Inf and NaN operands.
   std::vector<float> a = hostile(777, 5), b = hostile(777, 6), c = hostile(777, 7);
   for (size_t i = 0; i < a.size(); i += 2) a[i] = 0.0f;
   struct Pair {
     const char *acc_sum, *mul;
   };
-  const Pair pairs[] = {
-      {"fp32", "fp32"}, {"fp32", "e6m6"}, {"fp32", "bf16"}, {"fp32", "e10m20"}, {"bf16:sr", "fp32"}};
+  const Pair pairs[] = {{"fp32", "fp32"},   {"fp32", "e6m6"},    {"fp32", "bf16"},
+                        {"fp32", "e10m20"}, {"bf16:sr", "fp32"}, {"fp32", "e6m6:sr"}};
   for (int finite = 0; finite < 2; ++finite) {
     if (finite)
       for (std::vector<float>* v : {&a, &b, &c})
@@ -196,14 +197,15 @@ TEST_CASE("Reducer::run_pair gives each reduction's mac_reduce bits", "[stage_ro
       for (int64_t K : {0, 1, 7, 255, 256, 257, 777}) {
         for (int64_t off = 0; off + K <= 777; off += 131) {
           double s1 = 0, s2 = 0;
-          cpu_reduce::Reducer::run_pair(sum, c.data() + off, nullptr, ks, products, a.data() + off,
-                                        b.data() + off, kp, K, 9, mac_site_count(K, 0), &s1, &s2);
-          const uint64_t base = 9 * mac_site_count(K, 0);
+          // Outputs 9 and 10: each reduction draws by its own output index.
+          cpu_reduce::Reducer::run_pair(sum, c.data() + off, nullptr, ks, 9, products, a.data() + off,
+                                        b.data() + off, kp, 10, K, mac_site_count(K, 0), &s1, &s2);
+          const uint64_t base = 9 * mac_site_count(K, 0), base2 = 10 * mac_site_count(K, 0);
           const double w1 = mac_reduce(ref_s, c.data() + off, ones.data(), K, nullptr, [&](uint64_t site) {
             return philox_draw(ks.seed, ks.stream, base + site);
           });
           const double w2 = mac_reduce(ref_p, a.data() + off, b.data() + off, K, nullptr, [&](uint64_t site) {
-            return philox_draw(kp.seed, kp.stream, base + site);
+            return philox_draw(kp.seed, kp.stream, base2 + site);
           });
           INFO(pr.acc_sum << " sum, " << pr.mul << " products, K " << K << " offset " << off << ": " << s1
                           << " vs " << w1 << ", " << s2 << " vs " << w2);

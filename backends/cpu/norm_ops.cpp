@@ -52,20 +52,38 @@ void CpuBackend::batch_norm_stats(const MacPolicy& p, const Tensor& x, Tensor& m
   float* mp = mean.data();
   float* vp = var.data();
   float* up = var_unbiased.data();
+  // Two channels at a time (the last one alone when a task has an odd count): their sums, then their
+  // sums of squares, by Reducer::run_pair, whose two chains run side by side.
   parallel_for(d.C, threads_, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> buf(static_cast<size_t>(M));
-    for (int64_t c = c0; c < c1; ++c) {
+    std::vector<float> buf(static_cast<size_t>(2 * M));
+    for (int64_t c = c0; c < c1; c += 2) {
+      const int64_t count = std::min<int64_t>(2, c1 - c);
+      double s1[2] = {0, 0}, s2[2] = {0, 0};
+      float mu[2] = {0, 0};
+      for (int64_t j = 0; j < count; ++j) gather_channel(d, xp, c + j, buf.data() + j * M);
       const uint64_t uc = static_cast<uint64_t>(c);
-      gather_channel(d, xp, c, buf.data());
-      const double s1 = sum.run(buf.data(), nullptr, M, k_sum, uc, sites);
-      const float mu = steps.channel_mean(s1, M, uc);
-      for (int64_t n = 0; n < d.N; ++n)  // steps.deviation per element
-        dev.sub(buf.data() + n * d.S, nullptr, mu, buf.data() + n * d.S, d.S,
-                static_cast<uint64_t>((n * d.C + c) * d.S));
-      const double s2 = squares.run(buf.data(), buf.data(), M, k_sq, uc, sites);
-      mp[c] = mu;
-      vp[c] = steps.channel_var(s2, M, uc);
-      up[c] = steps.channel_var_unbiased(s2, M, uc);
+      if (count == 2)
+        Reducer::run_pair(sum, buf.data(), nullptr, k_sum, uc, sum, buf.data() + M, nullptr, k_sum, uc + 1, M,
+                          sites, &s1[0], &s1[1]);
+      else
+        s1[0] = sum.run(buf.data(), nullptr, M, k_sum, uc, sites);
+      for (int64_t j = 0; j < count; ++j) {
+        float* b = buf.data() + j * M;
+        mu[j] = steps.channel_mean(s1[j], M, uc + j);
+        for (int64_t n = 0; n < d.N; ++n)  // steps.deviation per element
+          dev.sub(b + n * d.S, nullptr, mu[j], b + n * d.S, d.S,
+                  static_cast<uint64_t>((n * d.C + c + j) * d.S));
+      }
+      if (count == 2)
+        Reducer::run_pair(squares, buf.data(), buf.data(), k_sq, uc, squares, buf.data() + M, buf.data() + M,
+                          k_sq, uc + 1, M, sites, &s2[0], &s2[1]);
+      else
+        s2[0] = squares.run(buf.data(), buf.data(), M, k_sq, uc, sites);
+      for (int64_t j = 0; j < count; ++j) {
+        mp[c + j] = mu[j];
+        vp[c + j] = steps.channel_var(s2[j], M, uc + j);
+        up[c + j] = steps.channel_var_unbiased(s2[j], M, uc + j);
+      }
     }
   });
 }
@@ -151,7 +169,7 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
       if (need_sums) {
         gather_channel(d, gp, c, g.data());
         gather_channel(d, hp, c, h.data());
-        Reducer::run_pair(sum, g.data(), nullptr, k_sg, products, g.data(), h.data(), k_sgx, M, uc, sites,
+        Reducer::run_pair(sum, g.data(), nullptr, k_sg, uc, products, g.data(), h.data(), k_sgx, uc, M, sites,
                           &sg, &sgx);
       }
       if (gbeta) gbeta->data()[c] = steps.beta_grad(sg, uc);

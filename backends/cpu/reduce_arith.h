@@ -222,16 +222,16 @@ class Reducer {
     return mac_reduce(p_, a, sum_ ? ones_.data() : b, K, nullptr, draw);
   }
 
-  // *s1 = r1.run(a1, b1, K, key1, o, sites) and *s2 = r2.run(a2, b2, K, key2, o, sites). Where both
+  // *s1 = r1.run(a1, b1, K, key1, o1, sites) and *s2 = r2.run(a2, b2, K, key2, o2, sites). Where both
   // are chains of binary32 additions (chained()), one loop runs the two chains side by side: each
   // waits on its additions' latency, so two take about the time of one (batch norm's backward sums
-  // of gy and gy * xhat per channel).
-  static void run_pair(const Reducer& r1, const float* a1, const float* b1, DrawKey key1, const Reducer& r2,
-                       const float* a2, const float* b2, DrawKey key2, int64_t K, uint64_t o, uint64_t sites,
-                       double* s1, double* s2) {
+  // of gy and gy * xhat per channel, its statistics' sums of two channels).
+  static void run_pair(const Reducer& r1, const float* a1, const float* b1, DrawKey key1, uint64_t o1,
+                       const Reducer& r2, const float* a2, const float* b2, DrawKey key2, uint64_t o2,
+                       int64_t K, uint64_t sites, double* s1, double* s2) {
     if (!r1.chained() || !r2.chained()) {
-      *s1 = r1.run(a1, b1, K, key1, o, sites);
-      *s2 = r2.run(a2, b2, K, key2, o, sites);
+      *s1 = r1.run(a1, b1, K, key1, o1, sites);
+      *s2 = r2.run(a2, b2, K, key2, o2, sites);
       return;
     }
     float f1 = 0.0f, f2 = 0.0f, t1[kChainBlock], t2[kChainBlock];
