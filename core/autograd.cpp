@@ -103,6 +103,18 @@ void Tensor::backward(const Tensor& grad_output) const {
   }
   std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->sequence > b->sequence; });
 
+  // A gradient that becomes a pending sum must be the sum's own copy (add_into writes into it). One
+  // that no one else can reach (its impl and its storage held only here, memory of its own, nothing
+  // but a plain contiguous tensor) is already what clone() would make; the others are cloned. Most
+  // gradients are fresh op outputs, and cloning each had cost a copy and a clear per op (1-2% of a
+  // ResNet-18 step on the CPU).
+  auto own_copy = [](Tensor& g) {
+    const TensorImpl* t = g.impl_.get();
+    const bool sole = g.impl_.use_count() == 1 && t->storage.use_count() == 1 && t->storage->owns() &&
+                      !t->requires_grad && !t->grad && !t->grad_fn && t->offset == 0 && g.is_contiguous() &&
+                      t->storage->size() == static_cast<size_t>(g.numel());
+    return sole ? std::move(g) : g.clone();
+  };
   std::unordered_map<Node*, Tensor> pending;
   pending[grad_fn().get()] = seed.clone();
   for (Node* n : order) {
@@ -116,7 +128,7 @@ void Tensor::backward(const Tensor& grad_output) const {
                                          grads.size(), n->inputs.size()));
     for (size_t i = 0; i < grads.size(); ++i) {
       const Tensor& in = n->inputs[i];
-      const Tensor& gi = grads[i];
+      Tensor& gi = grads[i];
       if (!in.defined() || !gi.defined() || !in.requires_grad()) continue;
       if (gi.shape() != in.shape())
         throw std::logic_error(fmt::format("{}: gradient of shape {} for input {} of shape {}", n->name(),
@@ -124,7 +136,7 @@ void Tensor::backward(const Tensor& grad_output) const {
       if (in.grad_fn()) {
         auto slot = pending.find(in.grad_fn().get());
         if (slot == pending.end())
-          pending[in.grad_fn().get()] = gi.clone();
+          pending[in.grad_fn().get()] = own_copy(gi);
         else
           add_into(slot->second, gi);
       } else {

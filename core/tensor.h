@@ -36,6 +36,7 @@ class Storage {
   const float* data() const { return data_; }
   size_t size() const { return size_; }
   Device device() const { return device_; }
+  bool owns() const { return owns_; }  // false for from_blob's borrowed memory
 
   struct DeviceAllocator {
     void* (*allocate)(size_t bytes) = nullptr;  // zero-filled

@@ -7,6 +7,7 @@
 #include "core/module.h"
 #include "core/numerics_policy.h"
 #include "layers/linear.h"
+#include "layers/shape_ops.h"
 #include "numerics/format_spec.h"
 
 using emu::Tensor;
@@ -50,6 +51,25 @@ TEST_CASE("autograd accumulates over uses, in a fixed order, and honours no_grad
     CHECK_THROWS_WITH(y.backward(), Catch::Contains("does not require grad"));
   }
   CHECK(layer->forward(x).requires_grad());
+}
+
+TEST_CASE("autograd gives each pending gradient its own copy when one tensor reaches several nodes",
+          "[core]") {
+  // x -> a = L1 x, b = L2 x, t = L3 a, s = a + b, out = s + t. The adds hand one gradient tensor to
+  // both inputs; L3's gradient for a is added into a's pending sum before L2 reads b's, so the two
+  // sums must not share memory: d out / dx = (g + g W3) W1 + g W2.
+  auto l1 = std::make_shared<emu::Linear>(2, 2, false), l2 = std::make_shared<emu::Linear>(2, 2, false),
+       l3 = std::make_shared<emu::Linear>(2, 2, false);
+  l1->weight.copy_from(Tensor::from_vector({2, 2}, {1, 2, 3, 4}));
+  l2->weight.copy_from(Tensor::from_vector({2, 2}, {0, 1, 1, 0}));
+  l3->weight.copy_from(Tensor::from_vector({2, 2}, {2, 0, 0, 2}));
+  emu::Add add1, add2;
+  Tensor x = Tensor::from_vector({1, 2}, {1, 1}).set_requires_grad(true);
+  Tensor a = l1->forward(x), b = l2->forward(x);
+  Tensor t = l3->forward(a);
+  Tensor out = add2.forward(add1.forward(a, b), t);
+  out.backward(Tensor::from_vector({1, 2}, {1, 1}));
+  CHECK(x.grad().to_vector() == std::vector<float>{13, 19});
 }
 
 TEST_CASE("modules name parameters by path and check state dicts", "[core]") {
