@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "core/autograd.h"
@@ -44,15 +47,35 @@ Shape contiguous_strides(const Shape& shape) {
   return strides;
 }
 
-Storage::Storage(size_t n, Device device) : size_(n), device_(device) {
-  if (device == Device::Cpu) {
-    data_ = n ? new float[n]() : nullptr;
-    return;
-  }
+namespace {
+std::atomic<bool> g_poison_uninitialized{false};
+
+float* allocate_cuda(size_t n) {  // zero-filled (DeviceAllocator)
   if (!g_cuda_allocator.allocate)
     throw std::runtime_error("device 'cuda' requested but this build has no CUDA backend");
-  data_ = n ? static_cast<float*>(g_cuda_allocator.allocate(n * sizeof(float))) : nullptr;
+  return n ? static_cast<float*>(g_cuda_allocator.allocate(n * sizeof(float))) : nullptr;
 }
+}  // namespace
+
+Storage::Storage(size_t n, Device device) : size_(n), device_(device) {
+  if (device != Device::Cpu) {
+    data_ = allocate_cuda(n);
+    return;
+  }
+  data_ = n ? new float[n]() : nullptr;
+}
+
+Storage::Storage(Uninitialized, size_t n, Device device) : size_(n), device_(device) {
+  if (device != Device::Cpu) {
+    data_ = allocate_cuda(n);
+    return;
+  }
+  data_ = n ? new float[n] : nullptr;  // default-initialised: indeterminate until written
+  if (g_poison_uninitialized.load(std::memory_order_relaxed))
+    std::fill(data_, data_ + n, std::numeric_limits<float>::quiet_NaN());
+}
+
+void Storage::poison_uninitialized(bool on) { g_poison_uninitialized.store(on); }
 
 Storage::~Storage() {
   if (!owns_) return;
@@ -80,8 +103,16 @@ Tensor Tensor::zeros(const Shape& shape, Device device) {
   return make(std::move(storage), shape, contiguous_strides(shape), 0);
 }
 
+Tensor Tensor::uninitialized(const Shape& shape, Device device) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument("negative dimension in shape " + shape_string(shape));
+  auto storage =
+      std::make_shared<Storage>(Storage::Uninitialized{}, static_cast<size_t>(shape_numel(shape)), device);
+  return make(std::move(storage), shape, contiguous_strides(shape), 0);
+}
+
 Tensor Tensor::full(const Shape& shape, float value, Device device) {
-  Tensor t = zeros(shape, device);
+  Tensor t = uninitialized(shape, device);
   t.fill(value);
   return t;
 }
@@ -90,7 +121,7 @@ Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values,
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
     throw std::invalid_argument(
         fmt::format("from_vector: {} values for shape {}", values.size(), shape_string(shape)));
-  Tensor t = zeros(shape, device);
+  Tensor t = uninitialized(shape, device);
   if (values.empty()) return t;
   if (device == Device::Cpu)
     std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
@@ -160,7 +191,7 @@ std::vector<float> Tensor::to_vector() const {
 
 Tensor Tensor::to(Device target) const {
   if (device() == target) return *this;
-  Tensor out = zeros(shape(), target);
+  Tensor out = uninitialized(shape(), target);
   out.copy_from(*this);
   return out;
 }
@@ -229,7 +260,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor out = zeros(shape(), device());
+  Tensor out = uninitialized(shape(), device());
   out.copy_from(*this);
   return out;
 }

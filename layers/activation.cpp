@@ -27,7 +27,7 @@ Tensor activation(const Module& m, Activation kind, const Tensor& x) {
   const LayerNumerics cn = compute_numerics(n);
   Backend& be = backend_for(x.device());
   Tensor xr = read_as(cn.activations, x.contiguous(), draw_key(m, DrawSite::ReadInput));
-  Tensor y = Tensor::zeros(x.shape(), x.device());
+  Tensor y = Tensor::uninitialized(x.shape(), x.device());  // element-wise: every element written
   // The function is the policy's whatever the emulation mode (n, not cn).
   const FunctionApprox& fn = activation_function(n, kind);
   be.activation_forward(kind, fn, cn.out(), xr, y, draw_key(m, DrawSite::Forward));
@@ -40,7 +40,7 @@ Tensor activation(const Module& m, Activation kind, const Tensor& x) {
     const LayerNumerics cn = compute_numerics(n);
     Backend& be = backend_for(gy.device());
     Tensor g = read_as(cn.grads, gy.contiguous(), draw_key(*mp, DrawSite::ReadGrad));
-    Tensor gx = Tensor::zeros(x.shape(), gy.device());
+    Tensor gx = Tensor::uninitialized(x.shape(), gy.device());
     be.activation_backward(kind, activation_function(n, kind), cn.grads, xr, y, g, gx,
                            draw_key(*mp, DrawSite::GradInput));
     finish_grad(n, gx, draw_key(*mp, DrawSite::GradInput));

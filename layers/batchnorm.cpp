@@ -101,9 +101,9 @@ Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const 
     mean = read_as(cn.weights, running_mean, nn_stage_key(wkey, 1));
     var = read_as(cn.weights, running_var, nn_stage_key(wkey, 2));
   }
-  Tensor y = Tensor::zeros({N, C, S}, x.device());
-  Tensor xhat = Tensor::zeros({N, C, S}, x.device());
-  Tensor invstd = Tensor::zeros({C}, x.device());
+  Tensor y = Tensor::uninitialized({N, C, S}, x.device());  // batch_norm_normalize writes all three
+  Tensor xhat = Tensor::uninitialized({N, C, S}, x.device());
+  Tensor invstd = Tensor::uninitialized({C}, x.device());
   be.batch_norm_normalize(cn.out(), eps, xr, mean, var, gamma.defined() ? &gamma : nullptr,
                           beta.defined() ? &beta : nullptr, y, xhat, invstd, fwd);
   finish_output(n, y, fwd);
@@ -116,7 +116,7 @@ Tensor batch_norm(const Module& m, const Tensor& x, const Tensor& weight, const 
     Backend& be = backend_for(gy.device());
     Tensor g = read_as(cn.grads, gy.contiguous().view({N, C, S}), draw_key(*mp, DrawSite::ReadGrad));
     Tensor gx, gw, gb;
-    if (x.requires_grad()) gx = Tensor::zeros({N, C, S}, gy.device());
+    if (x.requires_grad()) gx = Tensor::uninitialized({N, C, S}, gy.device());  // every element written
     if (weight.defined() && weight.requires_grad()) gw = Tensor::zeros({C}, gy.device());
     if (bias.defined() && bias.requires_grad()) gb = Tensor::zeros({C}, gy.device());
     // g, xhat: (N, C, S), invstd, gamma: (C) -> gx: (N, C, S), ggamma, gbeta: (C).

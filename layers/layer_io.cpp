@@ -8,7 +8,7 @@ Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
   if (is_plain_fp32(f)) return x;
   if (is_block(f))
     return read_as(f, x, key, rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1));
-  Tensor y = Tensor::zeros(x.shape(), x.device());
+  Tensor y = Tensor::uninitialized(x.shape(), x.device());  // the rounding writes every element
   backend_for(x.device()).quantize(f, x, y, key);
   return y;
 }
@@ -16,7 +16,7 @@ Tensor read_as(const Format& f, const Tensor& x, DrawKey key) {
 Tensor read_as(const Format& f, const Tensor& x, DrawKey key, ReadLayout layout) {
   if (!is_block(f)) return read_as(f, x, key);
   if (layout.len <= 0) layout = rows_along_last_dim(x.numel(), x.ndim() > 0 ? x.dim(x.ndim() - 1) : 1);
-  Tensor y = Tensor::zeros(x.shape(), x.device());
+  Tensor y = Tensor::uninitialized(x.shape(), x.device());  // the rounding writes every element
   backend_for(x.device()).quantize_blocks(f, x, y, layout, key);
   return y;
 }

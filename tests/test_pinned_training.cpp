@@ -138,3 +138,26 @@ TEST_CASE("pinned training bits: every model under five policies, 1-3 threads", 
     }
   }
 }
+
+// Outputs taken as Tensor::uninitialized (an op's output, a copy's target) must be written in
+// full before anything reads them: with that storage starting as NaN instead, every digest must
+// still be the pinned one (an element left unwritten would put a NaN into the losses or
+// parameters, or at least change their bits).
+TEST_CASE("pinned training bits hold when uninitialised tensors start as NaN", "[pinned][models][train]") {
+  ThreadsGuard guard;
+  struct PoisonGuard {
+    PoisonGuard() { Storage::poison_uninitialized(true); }
+    ~PoisonGuard() { Storage::poison_uninitialized(false); }
+  } poison;
+  cpu_backend().set_threads(2);
+  for (const ModelCase& mc : model_cases()) {
+    for (const PolicyCase& pc : policy_cases()) {
+      const std::string key = std::string(mc.name) + " " + pc.name;
+      const uint64_t got = train_digest(mc, pc);
+      INFO(key << ": digest 0x" << std::hex << got);
+      auto it = pinned().find(key);
+      REQUIRE(it != pinned().end());
+      CHECK(got == it->second);
+    }
+  }
+}
