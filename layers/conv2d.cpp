@@ -113,7 +113,7 @@ Tensor convolution(const char* op, int64_t rank, const Module& m, const Tensor& 
     Tensor gx, gw, gb;
     if (x.requires_grad()) {
       // g: (N, C_out, OH, OW), w -> gx: (N, C_in, H, W), reduction over (co, kh, kw).
-      gx = Tensor::zeros(x.shape(), gy.device());
+      gx = Tensor::uninitialized(x.shape(), gy.device());  // every pixel written (by one phase when strided)
       Tensor gx4 = planar(gx);
       be.conv2d_grad_input(backward_mac(cn), cp, planar(g), planar(wr), gx4,
                            draw_key(*mp, DrawSite::GradInput));

@@ -268,8 +268,13 @@ struct Run {
   std::vector<float> y, gx, gw, gb;
 };
 
-// Forward and backward through the layer with incoming gradient gy.
+// Forward and backward through the layer with incoming gradient gy. Tensors the layer takes
+// uninitialised start as NaN, so an output element the backend leaves unwritten fails the checks.
 Run run_layer(Conv2d& m, const Tensor& x_values, const Tensor& gy) {
+  struct PoisonGuard {
+    PoisonGuard() { Storage::poison_uninitialized(true); }
+    ~PoisonGuard() { Storage::poison_uninitialized(false); }
+  } poison;
   Tensor x = x_values.clone();
   x.set_requires_grad(true);
   m.zero_grad();
