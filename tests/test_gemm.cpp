@@ -927,6 +927,31 @@ TEST_CASE("fast path (a) fp32 pass-through equals mac_reduce", "[gemm]") {
              {{3, 20, 30}, {5, 40, 9}});
 }
 
+// One Inf or NaN anywhere sends fp32 to the generic path, also where the finiteness scan splits
+// the operand's rows over threads (500 rows of 300: two parts of 250).
+TEST_CASE("fast path (a) finds a single non-finite operand in any row", "[gemm]") {
+  const int64_t M = 500, N = 24, K = 300;
+  std::mt19937_64 rng(16);
+  std::vector<float> A = make_matrix(rng, M, K, Data::Normal), B = make_matrix(rng, K, N, Data::Normal);
+  std::vector<float> C(static_cast<size_t>(M * N));
+  const MacPolicy p = policy("fp32", "fp32");
+  for (int threads = 1; threads <= 3; ++threads) {
+    CHECK(mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, {}, threads) ==
+          GemmPath::Fp32);
+    for (int64_t row : {int64_t{0}, int64_t{249}, int64_t{250}, int64_t{333}, M - 1}) {
+      for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+        INFO("threads " << threads << ", A row " << row << " holds " << bad);
+        float& x = A[static_cast<size_t>(row * K + (row * 7) % K)];
+        const float saved = x;
+        x = bad;
+        CHECK(mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, {}, threads) ==
+              GemmPath::Generic);
+        x = saved;
+      }
+    }
+  }
+}
+
 // Shapes over several row groups and row tasks, with a last group of 6 rows:
 // M = 64 and 70 take the 16-row fp32 tile on AVX-512, M = 6 and 24 the 8-row one
 // (gemm.cpp run_fp32); the 8-row tiles of (b), (d) and bf16 (c) run 9, 8, 1 and 3 groups. M = 40

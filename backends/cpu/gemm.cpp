@@ -4,6 +4,7 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -46,14 +47,20 @@ bool mul_fast_ieee_rne(const Format& f) { return fast_ieee_rne_product_f_support
 // ---------------------------------------------------------------------------
 // Operand scans
 
-bool all_finite(const GemmValues& v) {
-  for (int64_t i = 0; i < v.rows; ++i) {
-    const float* x = v.p + i * v.ld;
-    uint32_t bad = 0;
-    for (int64_t j = 0; j < v.cols; ++j) bad |= (float_bits(x[j]) & 0x7f800000u) == 0x7f800000u;
-    if (bad) return false;
-  }
-  return true;
+// Whether no element of v is Inf or NaN, rows split over the threads: a convolution's operand is
+// its whole input tensor, which one thread scanning alone had cost ~1.5% of a ResNet-18 fp32 step.
+bool all_finite(const GemmValues& v, int threads) {
+  std::atomic<bool> found{false};
+  const int64_t grain = std::max<int64_t>(1, 4 * kGrainElements / std::max<int64_t>(1, v.cols));
+  parallel_for(v.rows, threads, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1 && !found.load(std::memory_order_relaxed); ++i) {
+      const float* x = v.p + i * v.ld;
+      uint32_t bad = 0;
+      for (int64_t j = 0; j < v.cols; ++j) bad |= (float_bits(x[j]) & 0x7f800000u) == 0x7f800000u;
+      if (bad) found.store(true, std::memory_order_relaxed);
+    }
+  });
+  return !found.load();
 }
 
 }  // namespace
@@ -961,7 +968,7 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
   const MacPolicy& p = *pb.p;
   switch (path) {
     case GemmPath::Fp32:
-      if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
+      if (all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads)) {
         run_fp32(pb, threads);
         return path;
       }
@@ -977,7 +984,7 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
       return path;
     }
     case GemmPath::MulIeeeF32:
-      if (all_finite(pb.A->values()) && all_finite(pb.B->values())) {
+      if (all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads)) {
         visit_fast_mode(p.mul.rounding, [&](auto mode) { run_mul_ieee<decltype(mode)::value>(pb, threads); });
         return path;
       }
