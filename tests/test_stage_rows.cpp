@@ -221,3 +221,56 @@ TEST_CASE("Reducer::run_pair gives each reduction's mac_reduce bits", "[stage_ro
     }
   }
 }
+
+TEST_CASE("Reducer::run_pair_rows gives mac_reduce's bits over the gathered rows, or declines",
+          "[stage_rows][reduce]") {
+  // A channel of an (N, C, S) array: N runs of S floats, C S apart (batch norm's gy and xhat).
+  // Runs shorter and longer than a chain block (256), hostile values with half the gradient zeros.
+  const int64_t C = 3;
+  for (int64_t S : {1, 5, 256, 300}) {
+    for (int64_t N : {1, 4}) {
+      const size_t total = static_cast<size_t>(N * C * S);
+      std::vector<float> g = hostile(total, 11), h = hostile(total, 12);
+      for (size_t i = 0; i < g.size(); i += 2) g[i] = 0.0f;
+      for (const char* mul : {"fp32", "e6m6", "e10m20", "e6m6:sr"}) {
+        MacPolicy ps, pp;
+        ps.acc = ps.out = parse_format("fp32");
+        pp.mul_exact = false;
+        pp.mul = parse_format(mul);
+        pp.acc = pp.out = parse_format("fp32");
+        const int64_t M = N * S;
+        const cpu_reduce::Reducer sum(ps, true, M), products(pp, false, M);
+        MacPolicy ref_s = unfused(ps), ref_p = unfused(pp);
+        ref_s.mul_exact = true;
+        const std::vector<float> ones(static_cast<size_t>(M), 1.0f);
+        for (int64_t c = 0; c < C; ++c) {
+          std::vector<float> gc, hc;  // the channel gathered, (n, s) order
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t s = 0; s < S; ++s) {
+              gc.push_back(g[static_cast<size_t>((n * C + c) * S + s)]);
+              hc.push_back(h[static_cast<size_t>((n * C + c) * S + s)]);
+            }
+          double s1 = -1, s2 = -1;
+          const bool ran =
+              cpu_reduce::Reducer::run_pair_rows(sum, g.data() + c * S, nullptr, products, g.data() + c * S,
+                                                 h.data() + c * S, N, S, C * S, &s1, &s2);
+          INFO(mul << " products, N " << N << " S " << S << " channel " << c);
+          // Chained: fp32 and e6m6 products; e10m20 (Ieee) and :sr (Generic) must decline.
+          const bool chained = std::string(mul) == "fp32" || std::string(mul) == "e6m6";
+          REQUIRE(ran == chained);
+          if (!ran) continue;
+          auto no_draw = [](uint64_t) { return 0u; };
+          const double w1 = mac_reduce(ref_s, gc.data(), ones.data(), M, nullptr, no_draw);
+          const double w2 = mac_reduce(ref_p, gc.data(), hc.data(), M, nullptr, no_draw);
+          uint64_t b1, b2, e1, e2;
+          std::memcpy(&b1, &s1, 8);
+          std::memcpy(&b2, &s2, 8);
+          std::memcpy(&e1, &w1, 8);
+          std::memcpy(&e2, &w2, 8);
+          CHECK(b1 == e1);
+          CHECK(b2 == e2);
+        }
+      }
+    }
+  }
+}

@@ -161,12 +161,16 @@ void CpuBackend::batch_norm_backward(const MacPolicy& p, bool batch_stats, const
   const StageRows t_row(steps.t), u_row(steps.u), v_row(steps.v), gx_row(steps.gx);
   float* xp = gx ? gx->data() : nullptr;
   parallel_for(d.C, threads_, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> g(static_cast<size_t>(need_sums ? M : 0)), h(g.size());
+    std::vector<float> g, h;  // channel c of gy and xhat, gathered where run_pair_rows cannot serve
     std::vector<float> t(static_cast<size_t>(d.S)), u(t.size());  // a row of R(gy - mg), R(xhat * mgx)
     for (int64_t c = c0; c < c1; ++c) {
       const uint64_t uc = static_cast<uint64_t>(c);
       double sg = 0, sgx = 0;
-      if (need_sums) {
+      // The two sums over channel c where gy and xhat hold it (fp32 and its kin), else gathered.
+      if (need_sums && !Reducer::run_pair_rows(sum, gp + c * d.S, nullptr, products, gp + c * d.S,
+                                               hp + c * d.S, d.N, d.S, d.C * d.S, &sg, &sgx)) {
+        g.resize(static_cast<size_t>(M));
+        h.resize(static_cast<size_t>(M));
         gather_channel(d, gp, c, g.data());
         gather_channel(d, hp, c, h.data());
         Reducer::run_pair(sum, g.data(), nullptr, k_sg, uc, products, g.data(), h.data(), k_sgx, uc, M, sites,

@@ -248,6 +248,33 @@ class Reducer {
     *s2 = canonical(f2);
   }
 
+  // run_pair over terms that lie in `rows` runs of `len` consecutive floats, run r at r * stride in
+  // each array (channel c of an (N, C, S) array from its element c S: rows N, len S, stride C S),
+  // read where they lie instead of gathered first: the same terms in the same order, so the same
+  // bits. Only where both reductions are chained() (no draws); returns false, having computed
+  // nothing, elsewhere.
+  static bool run_pair_rows(const Reducer& r1, const float* a1, const float* b1, const Reducer& r2,
+                            const float* a2, const float* b2, int64_t rows, int64_t len, int64_t stride,
+                            double* s1, double* s2) {
+    if (!r1.chained() || !r2.chained()) return false;
+    float f1 = 0.0f, f2 = 0.0f, t1[kChainBlock], t2[kChainBlock];
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = r * stride;
+      for (int64_t k0 = 0; k0 < len; k0 += kChainBlock) {
+        const int64_t n = std::min(kChainBlock, len - k0);
+        r1.chain_terms(a1 + at + k0, b1 ? b1 + at + k0 : nullptr, n, t1);
+        r2.chain_terms(a2 + at + k0, b2 ? b2 + at + k0 : nullptr, n, t2);
+        for (int64_t k = 0; k < n; ++k) {
+          f1 = f1 + t1[k];
+          f2 = f2 + t2[k];
+        }
+      }
+    }
+    *s1 = canonical(f1);
+    *s2 = canonical(f2);
+    return true;
+  }
+
  private:
   enum class Mode { Generic, Sum, Mul, Fma, RoundedMul, Ieee };
   static constexpr int64_t kChainBlock = 256;
