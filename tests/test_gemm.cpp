@@ -950,6 +950,17 @@ TEST_CASE("fast path (a) finds a single non-finite operand in any row", "[gemm]"
       }
     }
   }
+  // Finite operands whose sums overflow: Inf accumulators, but the fp32 kernel's outputs stand.
+  for (int64_t i = 0; i < K; ++i) A[static_cast<size_t>(7 * K + i)] = 3e38f;
+  const std::vector<float> want = reference(p, A, K, B, N, M, N, K, nullptr, {});
+  for (int threads = 1; threads <= 3; ++threads) {
+    INFO("overflow, threads " << threads);
+    std::fill(C.begin(), C.end(), 0.0f);
+    CHECK(mac_gemm_run(p, A.data(), K, B.data(), N, C.data(), N, M, N, K, nullptr, {}, threads) ==
+          GemmPath::Fp32);
+    CHECK(!std::isfinite(C[static_cast<size_t>(7 * N)]));  // Inf, or NaN from Inf - Inf
+    CHECK(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)) == 0);
+  }
 }
 
 // Shapes over several row groups and row tasks, with a last group of 6 rows:
