@@ -726,6 +726,7 @@ enum class Data {
   Tiny,
   Short,
   ShortTiny,
+  ShortSpots,
   Window,
   Edges,
   Huge,
@@ -788,6 +789,10 @@ std::vector<float> make_matrix(std::mt19937_64& rng, int64_t rows, int64_t ld, D
         break;
       case Data::ShortTiny:  // the same over 2^[-45, 5): some products below 2^emin of mul
         x[i] = bits_float(float_bits(src.around(-45, 5)) & 0xfffe0000u);
+        break;
+      case Data::ShortSpots:  // Short, but one in 300 over 2^[-40, -25): e6m6 products below 2^-30 at
+                              // about a tenth of a tile's steps k, between runs of steps without any
+        x[i] = bits_float(float_bits(rng() % 300 ? nd(rng) : src.around(-40, -25)) & 0xfffe0000u);
         break;
       case Data::Window:  // posit16_1's poison window: products below 2^-24, sums from 2^24 on
         switch (rng() % 8) {
@@ -978,6 +983,9 @@ TEST_CASE("fast paths over several row groups and tasks equal mac_reduce", "[gem
   check_gemm(policy("bf16", "bf16"), GemmPath::AccIeee, Data::Normal, Data::Normal, 44, shapes);
   check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::Short, Data::Short, 47, shapes);
   check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::ShortTiny, Data::ShortTiny, 49, shapes);
+  // Tiles whose steps k take Form::Short and Form::ShortSub by turns (Form::ShortSteps).
+  check_gemm(policy("e6m6", "fp32"), GemmPath::MulFmaF32, Data::ShortSpots, Data::ShortSpots, 50, shapes);
+  check_gemm(policy("fp8_e4m3", "fp16"), GemmPath::AccIeee, Data::ShortSpots, Data::Short, 51, shapes);
   check_gemm(policy("fp8_e4m3", "fp16"), GemmPath::AccIeee, Data::Short, Data::Short, 48, shapes);
   check_gemm(policy("exact", "int32"), GemmPath::Int, Data::Int8, Data::Int8, 45, shapes);
   check_gemm(policy("posit16_1", "posit16_1"), GemmPath::Posit, Data::Normal, Data::Normal, 46, shapes);
@@ -996,6 +1004,7 @@ TEST_CASE("fast path (b) IEEE-like products into fp32 equal mac_reduce", "[gemm]
     // 7-bit operands: the short paths where 14 <= 23 - man_bits (e6m6, bf16, fp8, ...).
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Short, Data::Short, 36);
     check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::ShortTiny, Data::Short, 37);
+    check_gemm(policy(mul, "fp32"), GemmPath::MulFmaF32, Data::Short, Data::ShortSpots, 38);
   }
   // Stochastic rounding in the epilogue (promotions, bias, output) of a fast path.
   check_gemm(policy("e6m6", "fp32", "bf16:sr", 7, "bf16:sr"), GemmPath::MulFmaF32, Data::Normal, Data::Wide,

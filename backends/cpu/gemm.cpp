@@ -396,6 +396,99 @@ int significant_bits(uint32_t fractions) { return fractions == 0 ? 1 : 24 - __bu
 // The same over a block whose rows are the full ld wide (zero padded): one flat loop.
 AbsRange abs_range_flat(const float* x, int64_t n) { return abs_range(x, 1, n, n); }
 
+// Line floors: for each of the `rows` rows of W floats of a packed panel (one step k of the
+// micro-kernel), the binary32 exponent field e of its smallest nonzero magnitude, which is then at
+// least 2^(e - 127): -22 for a subnormal (2^-149), kNoFloor for a row of zeros (no nonzero
+// product). fast_gemm adds A's and B's at each step k of a tile to find the steps where every
+// product is at least a kernel's floor (Form::ShortSteps).
+constexpr int16_t kNoFloor = 1000;           // two of them and any field still add up to < 2^15
+inline int16_t line_floor(uint32_t below) {  // below: the smallest |x| - 1 (zeros went to the top)
+  const int16_t field = static_cast<int16_t>((below + 1u) >> 23);
+  return below == 0xffffffffu ? kNoFloor : field == 0 ? int16_t{-22} : field;
+}
+template <int64_t W>
+void line_floors(const float* x, int64_t rows, int16_t* floors) {
+  if constexpr (W % kLanes == 0) {  // B's panels: whole vectors per row, then one lane minimum
+    for (int64_t q = 0; q < rows; ++q) {
+      VU m = splat<VU>(0xffffffffu);
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < W / kLanes; ++v)
+        m = lane_umin(m, (load_lanes<VU>(x + q * W + v * kLanes) & 0x7fffffffu) - 1u);
+#if defined(__AVX512F__)  // halves folded onto each other (_mm512_reduce_min_epu32 warns in GCC 12)
+      m = lane_umin(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+      m = lane_umin(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+      m = lane_umin(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+      m = lane_umin(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+      const uint32_t below = m[0];
+#else
+      uint32_t below = m[0];
+      for (int l = 1; l < kLanes; ++l) below = std::min(below, static_cast<uint32_t>(m[l]));
+#endif
+      floors[q] = line_floor(below);
+    }
+  } else {
+    int64_t q = 0;
+#if defined(__AVX512F__)
+    if constexpr (W == 8) {  // A's 8-row panels: two rows a vector, folded within their halves
+      for (; q + 2 <= rows; q += 2) {
+        VU m = (load_lanes<VU>(x + q * W) & 0x7fffffffu) - 1u;
+        m = lane_umin(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+        m = lane_umin(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+        m = lane_umin(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+        floors[q] = line_floor(m[0]);
+        floors[q + 1] = line_floor(m[8]);
+      }
+    }
+#endif
+    for (; q < rows; ++q) {
+      uint32_t below = 0xffffffffu;
+      for (int64_t l = 0; l < W; ++l) below = std::min(below, (float_bits(x[q * W + l]) & 0x7fffffffu) - 1u);
+      floors[q] = line_floor(below);
+    }
+  }
+}
+
+// One bit per step k of a tile (k < kKC), bit k % 64 of word k / 64 (micro_loop's short_steps).
+struct StepBits {
+  static_assert(kKC % 64 == 0, "whole words");
+  static constexpr int64_t kWords = kKC / 64;
+  uint64_t w[kWords] = {};
+  // Bit k: bits k and k + s (0 < s < 64; bits from kKC on read as 0).
+  StepBits and_up(int s) const {
+    StepBits r;
+    for (int64_t i = 0; i < kWords; ++i)
+      r.w[i] = w[i] & ((w[i] >> s) | (i + 1 < kWords ? w[i + 1] << (64 - s) : 0));
+    return r;
+  }
+  // Bit k: bits k or k - s.
+  StepBits or_down(int s) const {
+    StepBits r;
+    for (int64_t i = 0; i < kWords; ++i) r.w[i] = w[i] | (w[i] << s) | (i > 0 ? w[i - 1] >> (64 - s) : 0);
+    return r;
+  }
+  int64_t count() const {
+    int64_t n = 0;
+    for (uint64_t x : w) n += __builtin_popcountll(x);
+    return n;
+  }
+};
+
+// Bit k (k < kr <= kKC): fa[k] + fb[k] >= need (line floors of a tile's two panels).
+StepBits floor_steps(const int16_t* fa, const int16_t* fb, int64_t kr, int need) {
+  StepBits ok;
+  int64_t k = 0;
+#if defined(__AVX512BW__)
+  // 32 steps a compare: one bit each (a scalar loop took ~8% of ResNet-18's e6m6 steps).
+  const __m512i n = _mm512_set1_epi16(static_cast<int16_t>(need));
+  for (; k + 32 <= kr; k += 32) {
+    const __m512i sum = _mm512_add_epi16(_mm512_loadu_si512(fa + k), _mm512_loadu_si512(fb + k));
+    ok.w[k / 64] |= static_cast<uint64_t>(_mm512_cmpge_epi16_mask(sum, n)) << (k % 64);
+  }
+#endif
+  for (; k < kr; ++k) ok.w[k / 64] |= static_cast<uint64_t>(fa[k] + fb[k] >= need) << (k % 64);
+  return ok;
+}
+
 // An upper bound of |a b| from the operands' largest magnitudes (AbsRange::max); Inf if either may be Inf or
 // NaN.
 double product_bound(uint32_t a, uint32_t b) {
@@ -528,11 +621,13 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   UninitBuffer<uint32_t> bmax(static_cast<size_t>(blocks * shared_panels));
   UninitBuffer<uint32_t> bmin(static_cast<size_t>(kFloor ? blocks * shared_panels : 0));
   UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * shared_panels : 0));
+  UninitBuffer<int16_t> bfloors(static_cast<size_t>(kShortSubPath ? rows_before.back() * shared_panels : 0));
 
   // An operand block's bounds, for the kernels' cheaper forms.
   struct Bounds {
     uint32_t max = 0, min = kNoNonzero;
     int bits = 24;
+    const int16_t* floors = nullptr;  // line_floors of the packed lines, where pack_lines wrote them
   };
   auto bounds_of = [](const AbsRange& range) {
     Bounds bd;
@@ -540,6 +635,23 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     if constexpr (kFloor) bd.min = range.min_nonzero;
     if constexpr (kShortPath) bd.bits = significant_bits(range.fractions);
     return bd;
+  };
+  // Short operands whose bounds leave normal_ok's floor unproven (one tiny activation or gradient in
+  // either panel does that): the steps k at which the line floors prove it run Form::Short, the
+  // others Form::ShortSub, in one micro-kernel call (Form::ShortSteps). Runs of fewer than 8 such
+  // steps go with their neighbours to ShortSub, so that the kernel's branch between the two
+  // predicts. In ResNet-18's e6m6 steps about half the steps of such tiles proved the floor.
+  [[maybe_unused]] auto short_by_steps = [&](const AElem* ap, const int16_t* fa, const BElem* bp,
+                                             const int16_t* fb, int64_t kr, Acc* c) {
+    if constexpr (kShortSubPath) {
+      const StepBits ok = floor_steps(fa, fb, kr, kern.floor_fields());
+      const int64_t proven = ok.count();
+      if (proven == kr) return kern.template micro_form<Form::Short>(ap, bp, kr, c);
+      if (proven == 0) return kern.template micro_form<Form::ShortSub>(ap, bp, kr, c);
+      const StepBits starts = ok.and_up(1).and_up(2).and_up(4);       // k: steps k .. k + 7 all prove it
+      const StepBits runs = starts.or_down(1).or_down(2).or_down(4);  // the steps of such runs
+      kern.template micro_form<Form::ShortSteps>(ap, bp, kr, c, runs.w);
+    }
   };
   // The micro-kernel of one tile in the cheapest form its operands' bounds allow.
   auto run_tile = [&](const AElem* ap, const Bounds& ab, const BElem* bp, const Bounds& bb, int64_t kr,
@@ -565,7 +677,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         }
         if constexpr (kShortSubPath) {  // short operands, products below 2^emin
           if (ab.bits + bb.bits <= kern.short_bits() && kern.sub_ok(bb.max)) {
-            kern.template micro_form<Form::ShortSub>(ap, bp, kr, c);
+            if (ab.floors && bb.floors) {
+              short_by_steps(ap, ab.floors, bp, bb.floors, kr, c);
+            } else {
+              kern.template micro_form<Form::ShortSub>(ap, bp, kr, c);
+            }
             return;
           }
         }
@@ -576,8 +692,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     kern.template micro<true>(ap, bp, kr, c);
   };
   // n lines from x0 of k block b packed into dst (lines past the matrix: zeros), and their bounds:
-  // rows of A MR wide (side std::true_type) or columns of B NR wide (std::false_type).
-  auto pack_lines = [&](auto side, int64_t b, int64_t x0, int64_t n, auto* dst) {
+  // rows of A MR wide (side std::true_type) or columns of B NR wide (std::false_type). With
+  // kShortSubPath, the line floors of short lines into `floors` (kKC entries) as well.
+  static_assert(!kShortSubPath || kIdentityPack, "line floors are taken of binary32 panels");
+  auto pack_lines = [&](auto side, int64_t b, int64_t x0, int64_t n, auto* dst,
+                        [[maybe_unused]] int16_t* floors) {
     constexpr bool kA = decltype(side)::value;
     constexpr int64_t W = kA ? MR : NR;
     const GemmOperand& op = kA ? *pb.A : *pb.B;
@@ -588,6 +707,12 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       if (n < W)
         for (int64_t q = 0; q < kc; ++q) std::fill(dst + q * W + n, dst + (q + 1) * W, 0.0f);
       if constexpr (kBounded) bd = bounds_of(abs_range_flat(dst, kc * W));  // the padding lines are zeros
+      if constexpr (kShortSubPath) {
+        if (bd.bits < kern.short_bits()) {
+          line_floors<W>(dst, kc, floors);
+          bd.floors = floors;
+        }
+      }
     } else {
       float* stage = scratch(kA ? &tl_stage_a : &tl_stage_b, static_cast<size_t>((kc + 1) * W));
       op.fill(x0, n, k0, kc, stage, W);
@@ -612,24 +737,29 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     }
     return bd;
   };
-  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst) {
-    return pack_lines(std::true_type{}, b, r0, h, dst);
+  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst, int16_t* floors) {
+    return pack_lines(std::true_type{}, b, r0, h, dst, floors);
   };
-  auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst) {
-    return pack_lines(std::false_type{}, b, j0, w, dst);
+  auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst, int16_t* floors) {
+    return pack_lines(std::false_type{}, b, j0, w, dst, floors);
   };
 
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     const int64_t panels = (nc + NR - 1) / NR;
-    auto packed_b = [&](int64_t b, int64_t panel) {
-      return bpack.data() + (rows_before[b] * panels + panel * (rows_before[b + 1] - rows_before[b])) * NR;
+    auto packed_row = [&](int64_t b, int64_t panel) {  // the panel's first packed row
+      return rows_before[b] * panels + panel * (rows_before[b + 1] - rows_before[b]);
+    };
+    auto packed_b = [&](int64_t b, int64_t panel) { return bpack.data() + packed_row(b, panel) * NR; };
+    auto b_floors = [&](int64_t b, int64_t panel) {
+      return kShortSubPath ? bfloors.data() + packed_row(b, panel) : nullptr;
     };
     if (!fuse_b) {
       parallel_tasks(blocks * panels, threads, [&](int64_t task) {
         const int64_t b = task / panels, panel = task % panels;
         const int64_t j0 = jc + panel * NR;
-        const Bounds bd = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), packed_b(b, panel));
+        const Bounds bd =
+            pack_b_panel(b, j0, std::min(NR, jc + nc - j0), packed_b(b, panel), b_floors(b, panel));
         bmax[b * panels + panel] = bd.max;
         if constexpr (kFloor) bmin[b * panels + panel] = bd.min;
         if constexpr (kShortPath) bbits[b * panels + panel] = bd.bits;
@@ -648,6 +778,9 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       // Fused: every group's A of the block at once, and one B panel at a time.
       UninitBuffer<AElem> apack(static_cast<size_t>((fuse_b ? groups : 1) * a_stride));
       UninitBuffer<BElem> bpanel(static_cast<size_t>(fuse_b ? (kKC / G + 1) * NR : 0));
+      // Line floors (kShortSubPath): of each group's A as apack holds them, of the fused B panel.
+      UninitBuffer<int16_t> afloors(static_cast<size_t>(kShortSubPath ? (fuse_b ? groups : 1) * kKC : 0));
+      UninitBuffer<int16_t> bpanel_floors(static_cast<size_t>(kShortSubPath && fuse_b ? kKC : 0));
       std::vector<Bounds> abounds(static_cast<size_t>(groups));
       std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
       std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
@@ -662,23 +795,28 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if (!fuse_b) {
           for (int64_t g = 0; g < groups; ++g) {
             const int64_t r0 = i0 + g * MR;
-            const Bounds ab = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data());
+            const Bounds ab = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data(), afloors.data());
             for (int64_t panel = p0; panel < p1; ++panel) {
               Bounds bb;
               bb.max = bmax[b * panels + panel];
               if constexpr (kFloor) bb.min = bmin[b * panels + panel];
               if constexpr (kShortPath) bb.bits = bbits[b * panels + panel];
+              if constexpr (kShortSubPath) {  // pack_lines wrote them for short panels
+                if (bb.bits < kern.short_bits()) bb.floors = b_floors(b, panel);
+              }
               run_tile(apack.data(), ab, packed_b(b, panel), bb, kr, tile(g, panel));
             }
           }
         } else {
           for (int64_t g = 0; g < groups; ++g) {
             const int64_t r0 = i0 + g * MR;
-            abounds[g] = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data() + g * a_stride);
+            abounds[g] = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data() + g * a_stride,
+                                      afloors.data() + (kShortSubPath ? g * kKC : 0));
           }
           for (int64_t panel = p0; panel < p1; ++panel) {
             const int64_t j0 = jc + panel * NR;
-            const Bounds bb = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), bpanel.data());
+            const Bounds bb =
+                pack_b_panel(b, j0, std::min(NR, jc + nc - j0), bpanel.data(), bpanel_floors.data());
             for (int64_t g = 0; g < groups; ++g)
               run_tile(apack.data() + g * a_stride, abounds[g], bpanel.data(), bb, kr, tile(g, panel));
           }

@@ -104,11 +104,14 @@ template <class V, class BElem>
 // binades), so the kernel may leave out what only such products need;
 // Form::Short (K::kShortPath): moreover the operands have together at most
 // K::short_bits() significant bits; Form::ShortSub (K::kShortSubPath): such
-// short operands without normal_ok's floor (K::sub_ok).
-enum class Form { General, Normal, Short, ShortSub };
+// short operands without normal_ok's floor (K::sub_ok); Form::ShortSteps: Short at
+// the steps k whose bit is set in short_steps (bit k % 64 of word k / 64: the
+// floor holds there), ShortSub at the others, the accumulators staying in
+// registers throughout (gemm.cpp sets the bits in runs, so the branch predicts).
+enum class Form { General, Normal, Short, ShortSub, ShortSteps };
 template <bool kChecked, Form kForm = Form::General, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
-                       typename K::Acc* acc) {
+                       typename K::Acc* acc, [[maybe_unused]] const uint64_t* short_steps = nullptr) {
   constexpr int MR = K::MR, NV = K::NV, L = K::NR / NV;
   typename K::AccV c[MR][NV];
 #pragma GCC unroll 16
@@ -119,6 +122,16 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     const typename K::BElem* brow = bp + k * K::NR;
     typename K::BRow b;
     b.load(brow);
+    if constexpr (kForm == Form::ShortSteps) {
+      if ((short_steps[k / 64] >> (k % 64)) & 1u) {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) kern.template step_form<Form::Short>(ap[k * MR + r], b, c[r]);
+      } else {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) kern.template step_form<Form::ShortSub>(ap[k * MR + r], b, c[r]);
+      }
+      continue;
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       if constexpr (kForm != Form::General) {
@@ -253,6 +266,10 @@ struct ProductF32 {
   // needs |b| 2^(23 - man_bits) finite, and pays only with vrangeps.
   static constexpr bool kShortSubPath = kLaneRange;
   bool sub_ok(uint32_t bmax) const { return static_cast<double>(bits_float(bmax)) * pm.scale < 0x1p127; }
+  // normal_ok's floor at one step k of a tile: where the nonzero |a| there are at least
+  // 2^(ea - 127) and the nonzero |b| at least 2^(eb - 127) (ea, eb: binary32 exponent fields,
+  // gemm.cpp's line floors), every nonzero product is at least 2^emin if ea + eb >= floor_fields().
+  int floor_fields() const { return static_cast<int>(pm.emin_bits >> 23) + 127; }
   // The rounded products of columns kLanes v .. kLanes v + kLanes - 1 in form F.
   template <Form F>
   VF product_form(float a, const BRow& b, int v) const {
@@ -299,9 +316,11 @@ struct ProductForms {
   bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
   int short_bits() const { return prod.short_bits(); }
   bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
+  int floor_fields() const { return prod.floor_fields(); }
   template <Form F, class AElem, class BElem, class Acc>
-  [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
-    micro_loop<false, F>(static_cast<const Kern&>(*this), ap, bp, kc, acc);
+  [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc,
+                                    const uint64_t* short_steps = nullptr) const {
+    micro_loop<false, F>(static_cast<const Kern&>(*this), ap, bp, kc, acc, short_steps);
   }
 };
 
