@@ -474,7 +474,7 @@ struct StepBits {
 };
 
 // Bit k (k < kr <= kKC): fa[k] + fb[k] >= need (line floors of a tile's two panels).
-StepBits floor_steps(const int16_t* fa, const int16_t* fb, int64_t kr, int need) {
+inline StepBits floor_steps(const int16_t* fa, const int16_t* fb, int64_t kr, int need) {
   StepBits ok;
   int64_t k = 0;
 #if defined(__AVX512BW__)
