@@ -209,13 +209,8 @@ TEST_CASE("Reducer::run_pair gives each reduction's mac_reduce bits", "[stage_ro
           });
           INFO(pr.acc_sum << " sum, " << pr.mul << " products, K " << K << " offset " << off << ": " << s1
                           << " vs " << w1 << ", " << s2 << " vs " << w2);
-          uint64_t g1, g2, e1, e2;
-          std::memcpy(&g1, &s1, 8);
-          std::memcpy(&g2, &s2, 8);
-          std::memcpy(&e1, &w1, 8);
-          std::memcpy(&e2, &w2, 8);
-          CHECK(g1 == e1);
-          CHECK(g2 == e2);
+          CHECK(double_bits(s1) == double_bits(w1));
+          CHECK(double_bits(s2) == double_bits(w2));
         }
       }
     }
@@ -262,13 +257,8 @@ TEST_CASE("Reducer::run_pair_rows gives mac_reduce's bits over the gathered rows
           auto no_draw = [](uint64_t) { return 0u; };
           const double w1 = mac_reduce(ref_s, gc.data(), ones.data(), M, nullptr, no_draw);
           const double w2 = mac_reduce(ref_p, gc.data(), hc.data(), M, nullptr, no_draw);
-          uint64_t b1, b2, e1, e2;
-          std::memcpy(&b1, &s1, 8);
-          std::memcpy(&b2, &s2, 8);
-          std::memcpy(&e1, &w1, 8);
-          std::memcpy(&e2, &w2, 8);
-          CHECK(b1 == e1);
-          CHECK(b2 == e2);
+          CHECK(double_bits(s1) == double_bits(w1));
+          CHECK(double_bits(s2) == double_bits(w2));
         }
       }
     }

@@ -406,6 +406,14 @@ inline int16_t line_floor(uint32_t below) {  // below: the smallest |x| - 1 (zer
   const int16_t field = static_cast<int16_t>((below + 1u) >> 23);
   return below == 0xffffffffu ? kNoFloor : field == 0 ? int16_t{-22} : field;
 }
+#if defined(__AVX512F__)
+// Each lane the minimum of its group of 8 (lanes 0-7, 8-15): three folds.
+inline VU min_within_eights(VU m) {
+  m = lane_umin(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  m = lane_umin(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  return lane_umin(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+}
+#endif
 template <int64_t W>
 void line_floors(const float* x, int64_t rows, int16_t* floors) {
   if constexpr (W % kLanes == 0) {  // B's panels: whole vectors per row, then one lane minimum
@@ -415,10 +423,8 @@ void line_floors(const float* x, int64_t rows, int16_t* floors) {
       for (int64_t v = 0; v < W / kLanes; ++v)
         m = lane_umin(m, (load_lanes<VU>(x + q * W + v * kLanes) & 0x7fffffffu) - 1u);
 #if defined(__AVX512F__)  // halves folded onto each other (_mm512_reduce_min_epu32 warns in GCC 12)
-      m = lane_umin(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-      m = lane_umin(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-      m = lane_umin(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-      m = lane_umin(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+      m = min_within_eights(
+          lane_umin(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
       const uint32_t below = m[0];
 #else
       uint32_t below = m[0];
@@ -432,9 +438,7 @@ void line_floors(const float* x, int64_t rows, int16_t* floors) {
     if constexpr (W == 8) {  // A's 8-row panels: two rows a vector, folded within their halves
       for (; q + 2 <= rows; q += 2) {
         VU m = (load_lanes<VU>(x + q * W) & 0x7fffffffu) - 1u;
-        m = lane_umin(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-        m = lane_umin(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-        m = lane_umin(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+        m = min_within_eights(m);
         floors[q] = line_floor(m[0]);
         floors[q + 1] = line_floor(m[8]);
       }
@@ -1110,6 +1114,10 @@ struct DenseOperands {
   const float* B;
   int64_t ldb;
 };
+bool operands_finite(const Problem& pb, int threads) {
+  return all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads);
+}
+
 GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOperands* dense) {
   const MacPolicy& p = *pb.p;
   switch (path) {
@@ -1121,11 +1129,10 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
       // the GEMM to the generic path, which writes every output again. The scan of the operands
       // first, instead, had cost ~1.5% of a ResNet-18 fp32 step.
       const bool chunked = p.chunk > 0;
-      if (chunked && !(all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads))) break;
+      if (chunked && !operands_finite(pb, threads)) break;
       std::atomic<bool> nonfinite{false};
       run_fp32(pb, threads, chunked ? nullptr : &nonfinite);
-      if (!nonfinite.load() || (all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads)))
-        return path;
+      if (!nonfinite.load() || operands_finite(pb, threads)) return path;
       break;
     }
     case GemmPath::MulFmaF32:
@@ -1139,7 +1146,7 @@ GemmPath run_gemm(const Problem& pb, GemmPath path, int threads, const DenseOper
       return path;
     }
     case GemmPath::MulIeeeF32:
-      if (all_finite(pb.A->values(), threads) && all_finite(pb.B->values(), threads)) {
+      if (operands_finite(pb, threads)) {
         visit_fast_mode(p.mul.rounding, [&](auto mode) { run_mul_ieee<decltype(mode)::value>(pb, threads); });
         return path;
       }
