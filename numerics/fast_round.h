@@ -148,10 +148,13 @@ EMU_HD F fast_ieee_rne_product_f(const FastIeeeRneF& p, F a, F b, U* key) {
 // the same result, and a zero product gives +0 (C is then a zero of its sign).
 // Multiply, and, FMA, subtract: two vector operations fewer than the general
 // form (b 2^s is one multiply per vector of B, shared by every row of A).
-template <class F, class U = typename LaneTraits<F>::U>
-EMU_HD F fast_ieee_rne_product_normal_f(const FastIeeeRneF& p, F a, F b) {
+// This form and the two below take a as lanes of F or as any A that multiplies
+// an F and enters lane_fma in its place: the CPU kernels pass a broadcast
+// operand in memory (backends/cpu/bcast_operand.h), the same value in every lane.
+template <class F, class A>
+EMU_HD F fast_ieee_rne_product_normal_f(const FastIeeeRneF& p, A a, F b) {
   const F q = a * (b * p.scale);
-  const F cs = lane_cast<F>(lane_cast<U>(q) & 0xff800000u);
+  const F cs = lane_and_bits(q, 0xff800000u);
   return lane_fma(a, b, cs) - cs;
 }
 
@@ -173,8 +176,8 @@ EMU_HD F fast_ieee_rne_product_normal_f(const FastIeeeRneF& p, F a, F b) {
 // With p_a + p_b > s, x + q may cross into the next binade, whose grid is
 // coarser. A zero product gives q = +-0 and +0 out. Multiply, FMA, subtract
 // (b 2^s is shared as in the normal form).
-template <class F>
-EMU_HD F fast_ieee_rne_product_short_f(const FastIeeeRneF& p, F a, F b) {
+template <class F, class A>
+EMU_HD F fast_ieee_rne_product_short_f(const FastIeeeRneF& p, A a, F b) {
   const F q = a * (b * p.scale);
   return lane_fma(a, b, q) - q;
 }
@@ -210,8 +213,8 @@ inline F lane_max_abs_signed(F q, F t) {
 // normal range may be inexact, but then |q| < T all the same. Multiply, max of
 // magnitudes (one vrangeps), FMA, subtract: two operations fewer than
 // fast_ieee_rne_product_f where kLaneRange.
-template <class F>
-EMU_HD F fast_ieee_rne_product_short_sub_f(const FastIeeeRneF& p, F a, F b) {
+template <class F, class A>
+EMU_HD F fast_ieee_rne_product_short_sub_f(const FastIeeeRneF& p, A a, F b) {
   const F q = a * (b * p.scale);
   const F c = lane_max_abs_signed(q, splat<F>(bits_float(p.emin_bits) * p.scale));
   return lane_fma(a, b, c) - c;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/bcast_operand.h"
 #include "backends/cpu/gemm.h"
 #include "numerics/fast_round.h"
 #include "numerics/format_spec.h"
@@ -355,6 +356,61 @@ TEST_CASE("fast_ieee_rne_product_short_f equals round_value for operands of 23 -
     }
     CHECK(normal > as.size() / 8);
     CHECK(sub > normal + as.size() / 100);  // products below 2^emin as well
+  }
+}
+
+// The kernels hand the product forms an A element by its address
+// (gemm_detail::BcastF: an embedded broadcast on AVX-512); the forms must give
+// the bits they give for a vector holding it in every lane.
+TEST_CASE("broadcast operands give the bits of their splat", "[gemm][fast_round]") {
+  using gemm_detail::BcastF;
+  FloatSource src(11);
+  const FastIeeeRneF p = fast_ieee_rne_f_params(parse_format("e6m6"));
+  // Lane by lane the same bits, or NaNs both (which operand's payload a NaN
+  // result carries depends on the operand order the compiler chose for the
+  // splat; the forms run on finite operands only).
+  auto same16 = [](v16f32 x, v16f32 y) {
+    for (int l = 0; l < 16; ++l)
+      if (!same_bits(x[l], y[l]) && !(std::isnan(x[l]) && std::isnan(y[l]))) return false;
+    return true;
+  };
+  auto same8 = [](v8f32 x, v8f32 y) {
+    for (int l = 0; l < 8; ++l)
+      if (!same_bits(x[l], y[l]) && !(std::isnan(x[l]) && std::isnan(y[l]))) return false;
+    return true;
+  };
+  for (int i = 0; i < 4000; ++i) {
+    // Any binary32 (specials included) for the multiply and the FMA; e6m6-like
+    // operands for the forms, whose conditions the GEMM paths check.
+    const float a = src.any(), s = src.short_value(-12, 12, 6);
+    v16f32 b, c, t;
+    for (int l = 0; l < 16; ++l) {
+      b[l] = src.any();
+      c[l] = src.any();
+      t[l] = src.short_value(-12, 12, 6);
+    }
+    const v8f32 b8 = __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8f32 c8 = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8f32 t8 = __builtin_shufflevector(t, t, 0, 1, 2, 3, 4, 5, 6, 7);
+    const BcastF av{&a}, sv{&s};
+    if (!same16(av * b, splat<v16f32>(a) * b)) FAIL_CHECK("multiply, 16 lanes: a=" << a);
+    if (!same8(av * b8, splat<v8f32>(a) * b8)) FAIL_CHECK("multiply, 8 lanes: a=" << a);
+    if (!same16(gemm_detail::lane_fma(av, b, c), lane_fma(splat<v16f32>(a), b, c)))
+      FAIL_CHECK("fma, 16 lanes: a=" << a);
+    if (!same8(gemm_detail::lane_fma(av, b8, c8), lane_fma(splat<v8f32>(a), b8, c8)))
+      FAIL_CHECK("fma, 8 lanes: a=" << a);
+    if (!same16(fast_ieee_rne_product_normal_f(p, sv, t),
+                fast_ieee_rne_product_normal_f(p, splat<v16f32>(s), t)))
+      FAIL_CHECK("normal form: s=" << s);
+    if (!same16(fast_ieee_rne_product_short_f(p, sv, t),
+                fast_ieee_rne_product_short_f(p, splat<v16f32>(s), t)))
+      FAIL_CHECK("short form: s=" << s);
+    if (!same16(fast_ieee_rne_product_short_sub_f(p, sv, t),
+                fast_ieee_rne_product_short_sub_f(p, splat<v16f32>(s), t)))
+      FAIL_CHECK("short form with the clamp: s=" << s);
+    if (!same8(fast_ieee_rne_product_short_sub_f(p, sv, t8),
+               fast_ieee_rne_product_short_sub_f(p, splat<v8f32>(s), t8)))
+      FAIL_CHECK("short form with the clamp, 8 lanes: s=" << s);
   }
 }
 

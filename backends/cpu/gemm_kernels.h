@@ -26,6 +26,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/cpu/bcast_operand.h"
 #include "numerics/fast_round.h"
 #include "numerics/mac.h"
 
@@ -98,8 +99,10 @@ template <class V, class BElem>
 // flagged (the operands bound every product below the flag threshold), and the
 // kernel may skip the test.
 //
-// The other forms run K::step_form<kForm>, cheaper product roundings where
-// the caller has checked more about the operands (ProductForms below):
+// The other forms run K::step_form<kForm>(&a, brow, acc_row, row) (a by its
+// address, which the instructions read as a broadcast: BcastF), cheaper
+// product roundings where the caller has checked more about the operands
+// (ProductForms below):
 // Form::Normal (K::kNormalPath): K::normal_ok (no product in the subnormal
 // binades), so the kernel may leave out what only such products need;
 // Form::Short (K::kShortPath): moreover the operands have together at most
@@ -125,17 +128,17 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     if constexpr (kForm == Form::ShortSteps) {
       if ((short_steps[k / 64] >> (k % 64)) & 1u) {
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) kern.template step_form<Form::Short>(ap[k * MR + r], b, c[r]);
+        for (int r = 0; r < MR; ++r) kern.template step_form<Form::Short>(ap + k * MR + r, b, c[r], r);
       } else {
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) kern.template step_form<Form::ShortSub>(ap[k * MR + r], b, c[r]);
+        for (int r = 0; r < MR; ++r) kern.template step_form<Form::ShortSub>(ap + k * MR + r, b, c[r], r);
       }
       continue;
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       if constexpr (kForm != Form::General) {
-        kern.template step_form<kForm>(ap[k * MR + r], b, c[r]);
+        kern.template step_form<kForm>(ap + k * MR + r, b, c[r], r);
       } else {
         kern.template step<kChecked>(ap[k * MR + r], b, c[r], brow);
       }
@@ -270,10 +273,11 @@ struct ProductF32 {
   // 2^(ea - 127) and the nonzero |b| at least 2^(eb - 127) (ea, eb: binary32 exponent fields,
   // gemm.cpp's line floors), every nonzero product is at least 2^emin if ea + eb >= floor_fields().
   int floor_fields() const { return static_cast<int>(pm.emin_bits >> 23) + 127; }
-  // The rounded products of columns kLanes v .. kLanes v + kLanes - 1 in form F.
+  // The rounded products of columns kLanes v .. kLanes v + kLanes - 1 in form F,
+  // *a read by the instructions that use it (BcastF).
   template <Form F>
-  VF product_form(float a, const BRow& b, int v) const {
-    const VF av = splat<VF>(a);
+  VF product_form(const float* a, const BRow& b, int v) const {
+    const BcastF av{a};
     if constexpr (F == Form::Normal) return fast_ieee_rne_product_normal_f(pm, av, b.v[v]);
     if constexpr (F == Form::Short) return fast_ieee_rne_product_short_f(pm, av, b.v[v]);
     static_assert(F != Form::General, "the general form is product()");
@@ -358,12 +362,34 @@ struct KernMulF32 : ProductForms<KernMulF32<Product>, Product> {
   [[gnu::noinline]] void micro(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc) const {
     micro_loop<kChecked>(*this, ap, bp, kc, acc);
   }
-  // micro_loop's other forms (ProductForms): the same binary32 adds.
+  // micro_loop's other forms (ProductForms): the same binary32 adds, some of
+  // them as fma(r, 1, c), the same rounding of the same exact sum (r * 1 is
+  // exact), where that moves work from one kind of pipe to the other: the
+  // ShortSub form's multiply and FMA issue where multiplies do, its vrangeps,
+  // subtract and add where adds do, and on AMD Zen 4 (one 512-bit operation of
+  // each kind a cycle) a step of the 8 x 32 tile took 48 cycles for the adds'
+  // 48 operations against the multiplies' 34 (a throwaway loop of the form's
+  // instructions). With 6 of the 16 adds as FMAs, 43 cycles in that loop;
+  // ShortSub tiles of a 256 x 1024 x 576 GEMM on e6m6 operands, one thread:
+  // 17.2 -> 19.1 GMAC/s (with every other add as an FMA 18.0, with all of
+  // them 15.9). The Normal form (its `and` goes to either kind) gained
+  // nothing, the Short form is balanced as it is.
   template <Form F>
-  void step_form(AElem a, const BRow& b, VF* c) const {
+  void step_form(const AElem* a, const BRow& b, VF* c, int row) const {
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) c[v] = c[v] + this->prod.template product_form<F>(a, b, v);
+    for (int v = 0; v < NV; ++v) {
+      const VF r = this->prod.template product_form<F>(a, b, v);
+      if (F == Form::ShortSub && sum_by_fma(NV * row + v)) {
+        VF one = splat<VF>(1.0f);
+        __asm__("" : "+v"(one));  // opaque, so that the compiler keeps the FMA
+        c[v] = lane_fma(r, one, c[v]);
+      } else {
+        c[v] = c[v] + r;
+      }
+    }
   }
+  // Products 1, 4 and 6 of every 8 in the step (row-major over the tile's vectors).
+  static constexpr bool sum_by_fma(int i) { return i % 8 == 1 || i % 8 == 4 || i % 8 == 6; }
 };
 
 // (b) mul eXmY in any mode but :sr (also :nosub, :sat, fn, finite-only) / acc
@@ -434,7 +460,7 @@ struct KernAccIeee : ProductForms<KernAccIeee<Product, kAccWide>, Product> {
   }
   // micro_loop's other forms (ProductForms): the products' shorter forms, the same sums.
   template <Form F>
-  void step_form(AElem a, const BRow& b, VF* c) const {
+  void step_form(const AElem* a, const BRow& b, VF* c, int) const {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v)
       c[v] = fast_ieee_rne_f32<false, kAccWide>(pa, c[v] + this->prod.template product_form<F>(a, b, v));
@@ -503,11 +529,11 @@ struct KernBf16 : KernAccIeee<ProductF32, 1> {
     *r1 = (VF)_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi, w);
   }
   template <Form F>
-  void step_form(float a, const BRow& b, VF* c) const {
+  void step_form(const float* a, const BRow& b, VF* c, int) const {
     static_assert((F == Form::Normal || F == Form::Short) && NV == 2, "two forms, pairs of vectors");
     VF r0, r1;
     if constexpr (F == Form::Short) {
-      const VF av = splat<VF>(a);
+      const BcastF av{a};
       round_pair(av * b.v[0], av * b.v[1], &r0, &r1);
     } else {
       r0 = prod.product_form<Form::Normal>(a, b, 0);
