@@ -369,13 +369,8 @@ TEST_CASE("broadcast operands give the bits of their splat", "[gemm][fast_round]
   // Lane by lane the same bits, or NaNs both (which operand's payload a NaN
   // result carries depends on the operand order the compiler chose for the
   // splat; the forms run on finite operands only).
-  auto same16 = [](v16f32 x, v16f32 y) {
-    for (int l = 0; l < 16; ++l)
-      if (!same_bits(x[l], y[l]) && !(std::isnan(x[l]) && std::isnan(y[l]))) return false;
-    return true;
-  };
-  auto same8 = [](v8f32 x, v8f32 y) {
-    for (int l = 0; l < 8; ++l)
+  auto same = [](auto x, auto y) {
+    for (int l = 0; l < static_cast<int>(sizeof x / sizeof(float)); ++l)
       if (!same_bits(x[l], y[l]) && !(std::isnan(x[l]) && std::isnan(y[l]))) return false;
     return true;
   };
@@ -393,23 +388,22 @@ TEST_CASE("broadcast operands give the bits of their splat", "[gemm][fast_round]
     const v8f32 c8 = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
     const v8f32 t8 = __builtin_shufflevector(t, t, 0, 1, 2, 3, 4, 5, 6, 7);
     const BcastF av{&a}, sv{&s};
-    if (!same16(av * b, splat<v16f32>(a) * b)) FAIL_CHECK("multiply, 16 lanes: a=" << a);
-    if (!same8(av * b8, splat<v8f32>(a) * b8)) FAIL_CHECK("multiply, 8 lanes: a=" << a);
-    if (!same16(gemm_detail::lane_fma(av, b, c), lane_fma(splat<v16f32>(a), b, c)))
+    if (!same(av * b, splat<v16f32>(a) * b)) FAIL_CHECK("multiply, 16 lanes: a=" << a);
+    if (!same(av * b8, splat<v8f32>(a) * b8)) FAIL_CHECK("multiply, 8 lanes: a=" << a);
+    if (!same(gemm_detail::lane_fma(av, b, c), lane_fma(splat<v16f32>(a), b, c)))
       FAIL_CHECK("fma, 16 lanes: a=" << a);
-    if (!same8(gemm_detail::lane_fma(av, b8, c8), lane_fma(splat<v8f32>(a), b8, c8)))
+    if (!same(gemm_detail::lane_fma(av, b8, c8), lane_fma(splat<v8f32>(a), b8, c8)))
       FAIL_CHECK("fma, 8 lanes: a=" << a);
-    if (!same16(fast_ieee_rne_product_normal_f(p, sv, t),
-                fast_ieee_rne_product_normal_f(p, splat<v16f32>(s), t)))
+    if (!same(fast_ieee_rne_product_normal_f(p, sv, t),
+              fast_ieee_rne_product_normal_f(p, splat<v16f32>(s), t)))
       FAIL_CHECK("normal form: s=" << s);
-    if (!same16(fast_ieee_rne_product_short_f(p, sv, t),
-                fast_ieee_rne_product_short_f(p, splat<v16f32>(s), t)))
+    if (!same(fast_ieee_rne_product_short_f(p, sv, t), fast_ieee_rne_product_short_f(p, splat<v16f32>(s), t)))
       FAIL_CHECK("short form: s=" << s);
-    if (!same16(fast_ieee_rne_product_short_sub_f(p, sv, t),
-                fast_ieee_rne_product_short_sub_f(p, splat<v16f32>(s), t)))
+    if (!same(fast_ieee_rne_product_short_sub_f(p, sv, t),
+              fast_ieee_rne_product_short_sub_f(p, splat<v16f32>(s), t)))
       FAIL_CHECK("short form with the clamp: s=" << s);
-    if (!same8(fast_ieee_rne_product_short_sub_f(p, sv, t8),
-               fast_ieee_rne_product_short_sub_f(p, splat<v8f32>(s), t8)))
+    if (!same(fast_ieee_rne_product_short_sub_f(p, sv, t8),
+              fast_ieee_rne_product_short_sub_f(p, splat<v8f32>(s), t8)))
       FAIL_CHECK("short form with the clamp, 8 lanes: s=" << s);
   }
 }
