@@ -220,6 +220,59 @@ EMU_HD F fast_ieee_rne_product_short_sub_f(const FastIeeeRneF& p, A a, F b) {
   return lane_fma(a, b, c) - c;
 }
 
+// The operands rounded away from zero to h significant bits (x finite; a
+// binary32 subnormal keeps h of its own significant bits, so that in either
+// case |x| <= |r| <= |x| (1 + 2^(1 - h)) and r is a multiple of 2^(E(x) + 1 -
+// h)): the coarse operands of fast_ieee_rne_product_coarse_f. r may be Inf
+// where |x| is within 2^(128 - h) of the largest finite value. Subnormals go
+// through 2^64 x, where they are normal; both scalings are exact.
+EMU_HD float round_away_bits(float x, int h) {
+  const bool sub = (float_bits(x) & 0x7fffffffu) < 0x00800000u;
+  const uint32_t u = float_bits(sub ? x * 0x1p64f : x), low = (1u << (24 - h)) - 1u;
+  const float r = bits_float((u & low) != 0 ? (u | low) + 1u : u);  // the carry may raise the exponent
+  return sub ? r * 0x1p-64f : r;
+}
+// The coarse operands' precisions: a to kCoarseBitsA bits, b to kCoarseBitsB.
+constexpr int kCoarseBitsA = 11, kCoarseBitsB = 12;
+
+// fast_ieee_rne_product_normal_f in one operation fewer for any binary32
+// operands, given two more operands prepared once per element of A and of B
+// (backends/cpu/gemm.cpp packs them): ac = round_away_bits(a, hA) and bc =
+// round_away_bits(b, hB) 2^s, s = 23 - m, m = man_bits, hA = kCoarseBitsA, hB =
+// kCoarseBitsB. Conditions: those of the normal form, |a| < 2^127 (so that ac is
+// finite), and fast_ieee_rne_product_coarse_ok (m <= 7: e6m6, bf16, fp8, ...).
+// C = ac bc (one multiply) is then the magic constant, with x = a b exact, E =
+// E(x), B = E + s (the binary32 binade whose spacing 2^(B - 23) = 2^(E - m) is
+// the grid of x's binade in mul):
+//   - C is exact and a multiple of 2^(B - 22), an even multiple of the grid:
+//     ac and bc are multiples of 2^(E(a) + 1 - hA) and 2^(E(b) + 1 - hB + s),
+//     E(a) + E(b) >= E - 1, and hA + hB = 23; with |C| < 2^(B + 2), at most 24
+//     bits;
+//   - C has x's sign and 2^B <= |x| 2^s <= |C| <= |x| 2^s (1 + d), d = (1 +
+//     2^(1 - hA))(1 + 2^(1 - hB)) - 1;
+//   - where |x| + |C| < 2^(B + 1), RN(x + C) (one FMA) rounds x + C to the grid
+//     of binade B, 2^(B + 1) included, ties to even: C + RNE_m(x), and the
+//     subtraction of C is exact;
+//   - else |x| (1 + 2^s (1 + d)) >= 2^(B + 1), so D = 2^(E + 1) - |x| <
+//     2^(E + 1) (d + 2^-s) <= 2^(E - m - 1) = 2^(B - 24) by
+//     fast_ieee_rne_product_coarse_ok: R_m(x) = sign(x) 2^(E + 1). x + C lies
+//     within D of C' = C + sign(x) 2^(E + 1) (a multiple of 2^(B - 22), since
+//     s <= 23, and at least 2^(B + 1)), and a quarter of the grid 2^(B - 22)
+//     there, so RN(x + C) = C' and the subtraction leaves sign(x) 2^(E + 1).
+// A zero product gives +0, as in the normal form. Multiply, FMA, subtract;
+// unlike the short form the multiply reads only prepared operands.
+template <class F, class A>
+EMU_HD F fast_ieee_rne_product_coarse_f(A a, F b, A ac, F bc) {
+  const F c = ac * bc;
+  return lane_fma(a, b, c) - c;
+}
+// d + 2^-s <= 2^(-m-2) (2^-s = 1 / scale, 2^(-m-2) = scale 2^-25; all exact).
+EMU_HD bool fast_ieee_rne_product_coarse_ok(const FastIeeeRneF& p) {
+  constexpr double kExcess = 0x1p-10 + 0x1p-11 + 0x1p-21;  // d for hA = 11, hB = 12
+  static_assert(kCoarseBitsA == 11 && kCoarseBitsB == 12, "kExcess is d of these precisions");
+  return kExcess + 1.0 / static_cast<double>(p.scale) <= static_cast<double>(p.scale) * 0x1p-25;
+}
+
 // ---------------------------------------------------------------------------
 // IEEE-like formats, every mode but stochastic, binary64 input, integer
 // rounding on the bit pattern. Covers every input (no flag): Inf, NaN,

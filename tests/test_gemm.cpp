@@ -359,6 +359,102 @@ TEST_CASE("fast_ieee_rne_product_short_f equals round_value for operands of 23 -
   }
 }
 
+// round_away_bits against a second reading of its definition: the value's
+// significand as an integer, rounded up in magnitude to h bits by integer
+// arithmetic in binary64 (exact here).
+TEST_CASE("round_away_bits rounds away from zero to h significant bits", "[gemm][fast_round]") {
+  FloatSource src(12);
+  size_t moved = 0;  // inputs that the rounding changed
+  for (int h : {kCoarseBitsA, kCoarseBitsB, 1, 23}) {
+    for (int i = 0; i < 200000; ++i) {
+      float x = i % 5 == 0 ? bits_float(static_cast<uint32_t>(src.rng()) & 0x807fffffu)   // subnormal
+                           : bits_float(static_cast<uint32_t>(src.rng()) & 0xff7fffffu);  // finite
+      if (i % 7 == 0) x = bits_float(float_bits(x) & ~((1u << (24 - h)) - 1u));           // already h bits
+      const double ax = std::fabs(static_cast<double>(x));
+      double want = 0;
+      if (ax != 0) {
+        const int e = std::ilogb(ax);                    // x = sig 2^e, sig in [1, 2)
+        const double unit = std::ldexp(1.0, e + 1 - h);  // the h-th significant bit
+        want = std::ceil(ax / unit) * unit;              // ax / unit < 2^h: exact
+        want = std::signbit(x) ? -want : want;
+      }
+      const float r = round_away_bits(x, h);
+      moved += !same_bits(r, x);
+      if (want >= 0x1p128 || want <= -0x1p128) {
+        if (!std::isinf(r)) FAIL_CHECK("h=" << h << " x=" << x << " gives " << r << ", not Inf");
+      } else if (!same_bits(r, static_cast<float>(want)) && !(x == 0 && same_bits(r, x))) {
+        FAIL_CHECK("h=" << h << " x=" << x << " gives " << r << ", want " << want);
+      }
+    }
+  }
+  CHECK(moved > 400000);  // of 800,000: most have more than h bits
+}
+
+// The GEMM's coarse form (fast_ieee_rne_product_coarse_f, any binary32
+// operands) on its domain against round_value of the exact product: N(0,1)
+// pairs, products just below and above powers of two (where the coarse
+// constant leaves x's binade), ties of the format, operands of every binade
+// (binary32 subnormals included); scalar, 8 and 16 lanes, the A operands as
+// broadcasts too (as the kernels read them). And where the predicate stops.
+TEST_CASE("fast_ieee_rne_product_coarse_f equals round_value on the normal form's domain",
+          "[gemm][fast_round]") {
+  CHECK(fast_ieee_rne_product_coarse_ok(fast_ieee_rne_f_params(parse_format("bf16"))));  // man_bits 7
+  CHECK_FALSE(fast_ieee_rne_product_coarse_ok(fast_ieee_rne_f_params(parse_format("e6m8"))));
+  CHECK_FALSE(fast_ieee_rne_product_coarse_ok(fast_ieee_rne_f_params(parse_format("fp16"))));
+  for (const char* name : {"e6m6", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e6m7"}) {
+    INFO(name);
+    const Format f = parse_format(name);
+    const FastIeeeRneF p = fast_ieee_rne_f_params(f);
+    REQUIRE(fast_ieee_rne_product_coarse_ok(p));
+    std::mt19937_64 rng(13);
+    std::normal_distribution<float> nd;
+    FloatSource src(14);
+    std::vector<float> as, bs;
+    for (int i = 0; i < 60000; ++i) {
+      as.push_back(nd(rng));
+      bs.push_back(nd(rng));
+    }
+    for (int i = 0; i < 60000; ++i) {  // a b = 2^k (1 + t) and 2^k (1 - t), t down to 2^-30
+      const float a = bits_float((static_cast<uint32_t>(rng()) & 0x007fffffu) | 0x3f800000u);
+      const double t = std::ldexp(static_cast<double>(rng() % 4096), -22 - static_cast<int>(rng() % 9));
+      as.push_back(a);
+      bs.push_back(static_cast<float>((i % 2 ? 2.0 : 1.0) / a * (i % 4 < 2 ? 1 - t : 1 + t)));
+    }
+    for (double v : ieee_edge_values(f)) {  // ties and their neighbours
+      if (!std::isfinite(v) || v == 0 || std::fabs(v) > 1e30 || std::fabs(v) < 1e-30) continue;
+      for (float b : {1.0f, 3.0f, 0.75f, -5.0f, 1.0f / 1024, 1.5f + 0x1p-20f}) {
+        as.push_back(static_cast<float>(v / b));
+        bs.push_back(b);
+      }
+    }
+    for (int i = 0; i < 60000; ++i) {
+      as.push_back(i % 3 ? src.around(-60, 60) : bits_float(static_cast<uint32_t>(rng()) & 0x807fffffu));
+      bs.push_back(i % 3 ? src.around(-60, 60) : src.around(80, 126));
+    }
+    size_t checked = 0;
+    for (size_t i = 0; i < as.size(); ++i) {
+      const float a = as[i], b = bs[i];
+      const double x = static_cast<double>(a) * b;
+      if ((float_bits(a * b) & 0x7f800000u) >= p.flag_bits ||
+          (x != 0 && std::fabs(x) < std::ldexp(1.0, f.emin)) ||
+          !(std::fabs(b) * static_cast<double>(p.scale) < 0x1p127) || !(std::fabs(a) < 0x1p127f))
+        continue;  // outside the domain: flagged, below 2^emin, b 2^s or the coarse a not finite
+      ++checked;
+      const float ac = round_away_bits(a, kCoarseBitsA), bc = round_away_bits(b, kCoarseBitsB) * p.scale;
+      const float ref = static_cast<float>(round_value(f, x));
+      const float r = fast_ieee_rne_product_coarse_f(a, b, ac, bc);
+      if (!same_bits(r, ref) && !(r == 0 && ref == 0))
+        FAIL_CHECK("a=" << a << " b=" << b << " fast=" << r << " ref=" << ref);
+      const v16f32 r16 = fast_ieee_rne_product_coarse_f(gemm_detail::BcastF{&a}, splat<v16f32>(b),
+                                                        gemm_detail::BcastF{&ac}, splat<v16f32>(bc));
+      const v8f32 r8 = fast_ieee_rne_product_coarse_f(splat<v8f32>(a), splat<v8f32>(b), splat<v8f32>(ac),
+                                                      splat<v8f32>(bc));
+      if (!same_bits(r16[5], r) || !same_bits(r8[3], r)) FAIL_CHECK("lanes: a=" << a << " b=" << b);
+    }
+    CHECK(checked > as.size() / 4);  // fp4_e2m1's narrow range: a third
+  }
+}
+
 // The kernels hand the product forms an A element by its address
 // (gemm_detail::BcastF: an embedded broadcast on AVX-512); the forms must give
 // the bits they give for a vector holding it in every lane.

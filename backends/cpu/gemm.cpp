@@ -581,6 +581,16 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   constexpr bool kShortSubPath = kShortPath && HasShortSubPath<Kern>::value;
   // Kernels with binary32 operands take them as they are: the operands fill the packed panels.
   constexpr bool kIdentityPack = std::is_same_v<AElem, float> && std::is_same_v<BElem, float> && G == 1;
+  // ... and the coarse form (Form::Coarse) where the mul format allows it: a coarse copy beside each
+  // packed panel of operands too long for the short form (2 bits > short_bits: the short form
+  // serves any pair of shorter ones), for the tiles that pass normal_ok.
+  constexpr bool kCoarsePath = kShortPath && kIdentityPack && HasCoarsePath<Kern>::value;
+  bool coarse = false;
+  if constexpr (kCoarsePath) coarse = kern.coarse_format();
+  [[maybe_unused]] auto wants_coarse = [&](int bits) {
+    if constexpr (kCoarsePath) return coarse && 2 * bits > kern.short_bits();
+    return false;
+  };
   const Epilogue ep(pb, acc_binary32);
   const MacPolicy& p = *pb.p;
   const int64_t M = pb.M, N = pb.N, K = pb.K;
@@ -626,12 +636,14 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   UninitBuffer<uint32_t> bmin(static_cast<size_t>(kFloor ? blocks * shared_panels : 0));
   UninitBuffer<int> bbits(static_cast<size_t>(kShortPath ? blocks * shared_panels : 0));
   UninitBuffer<int16_t> bfloors(static_cast<size_t>(kShortSubPath ? rows_before.back() * shared_panels : 0));
+  UninitBuffer<float> bcoarse(coarse ? bpack.size() : 0);  // where wants_coarse(the panel's bits)
 
   // An operand block's bounds, for the kernels' cheaper forms.
   struct Bounds {
     uint32_t max = 0, min = kNoNonzero;
     int bits = 24;
     const int16_t* floors = nullptr;  // line_floors of the packed lines, where pack_lines wrote them
+    const float* coarse = nullptr;    // their coarse copies, where pack_lines wrote them
   };
   auto bounds_of = [](const AbsRange& range) {
     Bounds bd;
@@ -675,6 +687,12 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
                 return;
               }
             }
+            if constexpr (kCoarsePath) {
+              if (ab.coarse && bb.coarse && kern.coarse_ok(ab.max)) {
+                kern.micro_coarse(ap, bp, CoarsePanels<AElem, BElem>{ab.coarse, bb.coarse}, kr, c);
+                return;
+              }
+            }
             kern.template micro_form<Form::Normal>(ap, bp, kr, c);
             return;
           }
@@ -697,10 +715,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
   };
   // n lines from x0 of k block b packed into dst (lines past the matrix: zeros), and their bounds:
   // rows of A MR wide (side std::true_type) or columns of B NR wide (std::false_type). With
-  // kShortSubPath, the line floors of short lines into `floors` (kKC entries) as well.
+  // kShortSubPath, the line floors of short lines into `floors` (kKC entries) as well; with
+  // kCoarsePath, where wants_coarse, the coarse copies into `coarse_dst` (laid out as dst).
   static_assert(!kShortSubPath || kIdentityPack, "line floors are taken of binary32 panels");
   auto pack_lines = [&](auto side, int64_t b, int64_t x0, int64_t n, auto* dst,
-                        [[maybe_unused]] int16_t* floors) {
+                        [[maybe_unused]] int16_t* floors, [[maybe_unused]] float* coarse_dst) {
     constexpr bool kA = decltype(side)::value;
     constexpr int64_t W = kA ? MR : NR;
     const GemmOperand& op = kA ? *pb.A : *pb.B;
@@ -715,6 +734,13 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if (bd.bits < kern.short_bits()) {
           line_floors<W>(dst, kc, floors);
           bd.floors = floors;
+        }
+      }
+      if constexpr (kCoarsePath) {
+        if (wants_coarse(bd.bits)) {
+          for (int64_t i = 0; i < kc * W; ++i)
+            coarse_dst[i] = kA ? kern.coarse_a(dst[i]) : kern.coarse_b(dst[i]);
+          bd.coarse = coarse_dst;
         }
       }
     } else {
@@ -741,11 +767,11 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     }
     return bd;
   };
-  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst, int16_t* floors) {
-    return pack_lines(std::true_type{}, b, r0, h, dst, floors);
+  auto pack_a_group = [&](int64_t b, int64_t r0, int64_t h, AElem* dst, int16_t* floors, float* coarse_dst) {
+    return pack_lines(std::true_type{}, b, r0, h, dst, floors, coarse_dst);
   };
-  auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst, int16_t* floors) {
-    return pack_lines(std::false_type{}, b, j0, w, dst, floors);
+  auto pack_b_panel = [&](int64_t b, int64_t j0, int64_t w, BElem* dst, int16_t* floors, float* coarse_dst) {
+    return pack_lines(std::false_type{}, b, j0, w, dst, floors, coarse_dst);
   };
 
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -758,12 +784,15 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
     auto b_floors = [&](int64_t b, int64_t panel) {
       return kShortSubPath ? bfloors.data() + packed_row(b, panel) : nullptr;
     };
+    auto b_coarse = [&](int64_t b, int64_t panel) {
+      return coarse ? bcoarse.data() + packed_row(b, panel) * NR : nullptr;
+    };
     if (!fuse_b) {
       parallel_tasks(blocks * panels, threads, [&](int64_t task) {
         const int64_t b = task / panels, panel = task % panels;
         const int64_t j0 = jc + panel * NR;
-        const Bounds bd =
-            pack_b_panel(b, j0, std::min(NR, jc + nc - j0), packed_b(b, panel), b_floors(b, panel));
+        const Bounds bd = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), packed_b(b, panel),
+                                       b_floors(b, panel), b_coarse(b, panel));
         bmax[b * panels + panel] = bd.max;
         if constexpr (kFloor) bmin[b * panels + panel] = bd.min;
         if constexpr (kShortPath) bbits[b * panels + panel] = bd.bits;
@@ -785,6 +814,9 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
       // Line floors (kShortSubPath): of each group's A as apack holds them, of the fused B panel.
       UninitBuffer<int16_t> afloors(static_cast<size_t>(kShortSubPath ? (fuse_b ? groups : 1) * kKC : 0));
       UninitBuffer<int16_t> bpanel_floors(static_cast<size_t>(kShortSubPath && fuse_b ? kKC : 0));
+      // Coarse copies (kCoarsePath): of each group's A, of the fused B panel.
+      UninitBuffer<float> acoarse(coarse ? apack.size() : 0);
+      UninitBuffer<float> bpanel_coarse(coarse ? bpanel.size() : 0);
       std::vector<Bounds> abounds(static_cast<size_t>(groups));
       std::vector<Acc> acc(static_cast<size_t>(groups * np * MR * NR), Acc{});
       std::vector<double> outer(ep.chunked() ? acc.size() : 0, 0.0);
@@ -799,7 +831,8 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
         if (!fuse_b) {
           for (int64_t g = 0; g < groups; ++g) {
             const int64_t r0 = i0 + g * MR;
-            const Bounds ab = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data(), afloors.data());
+            const Bounds ab =
+                pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data(), afloors.data(), acoarse.data());
             for (int64_t panel = p0; panel < p1; ++panel) {
               Bounds bb;
               bb.max = bmax[b * panels + panel];
@@ -808,6 +841,7 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
               if constexpr (kShortSubPath) {  // pack_lines wrote them for short panels
                 if (bb.bits < kern.short_bits()) bb.floors = b_floors(b, panel);
               }
+              if (wants_coarse(bb.bits)) bb.coarse = b_coarse(b, panel);  // and these for long ones
               run_tile(apack.data(), ab, packed_b(b, panel), bb, kr, tile(g, panel));
             }
           }
@@ -815,12 +849,13 @@ void fast_gemm(const Kern& kern, const Problem& pb, int threads, bool acc_binary
           for (int64_t g = 0; g < groups; ++g) {
             const int64_t r0 = i0 + g * MR;
             abounds[g] = pack_a_group(b, r0, std::min(MR, i1 - r0), apack.data() + g * a_stride,
-                                      afloors.data() + (kShortSubPath ? g * kKC : 0));
+                                      afloors.data() + (kShortSubPath ? g * kKC : 0),
+                                      acoarse.data() + (coarse ? g * a_stride : 0));
           }
           for (int64_t panel = p0; panel < p1; ++panel) {
             const int64_t j0 = jc + panel * NR;
-            const Bounds bb =
-                pack_b_panel(b, j0, std::min(NR, jc + nc - j0), bpanel.data(), bpanel_floors.data());
+            const Bounds bb = pack_b_panel(b, j0, std::min(NR, jc + nc - j0), bpanel.data(),
+                                           bpanel_floors.data(), bpanel_coarse.data());
             for (int64_t g = 0; g < groups; ++g)
               run_tile(apack.data() + g * a_stride, abounds[g], bpanel.data(), bb, kr, tile(g, panel));
           }

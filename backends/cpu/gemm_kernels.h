@@ -110,11 +110,20 @@ template <class V, class BElem>
 // short operands without normal_ok's floor (K::sub_ok); Form::ShortSteps: Short at
 // the steps k whose bit is set in short_steps (bit k % 64 of word k / 64: the
 // floor holds there), ShortSub at the others, the accumulators staying in
-// registers throughout (gemm.cpp sets the bits in runs, so the branch predicts).
-enum class Form { General, Normal, Short, ShortSub, ShortSteps };
+// registers throughout (gemm.cpp sets the bits in runs, so the branch predicts);
+// Form::Coarse (K::kCoarsePath): Normal's conditions and K::coarse_ok, with
+// the coarse operands of the panels (K::coarse_a, K::coarse_b) in `coarse`,
+// laid out as ap and bp.
+enum class Form { General, Normal, Short, ShortSub, ShortSteps, Coarse };
+template <class AElem, class BElem>
+struct CoarsePanels {
+  const AElem* a = nullptr;
+  const BElem* b = nullptr;
+};
 template <bool kChecked, Form kForm = Form::General, class K>
 inline void micro_loop(const K& kern, const typename K::AElem* ap, const typename K::BElem* bp, int64_t kc,
-                       typename K::Acc* acc, [[maybe_unused]] const uint64_t* short_steps = nullptr) {
+                       typename K::Acc* acc, [[maybe_unused]] const uint64_t* short_steps = nullptr,
+                       [[maybe_unused]] CoarsePanels<typename K::AElem, typename K::BElem> coarse = {}) {
   constexpr int MR = K::MR, NV = K::NV, L = K::NR / NV;
   typename K::AccV c[MR][NV];
 #pragma GCC unroll 16
@@ -125,6 +134,13 @@ inline void micro_loop(const K& kern, const typename K::AElem* ap, const typenam
     const typename K::BElem* brow = bp + k * K::NR;
     typename K::BRow b;
     b.load(brow);
+    if constexpr (kForm == Form::Coarse) {
+      typename K::BRow bc;
+      bc.load(coarse.b + k * K::NR);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) kern.step_coarse(ap + k * MR + r, coarse.a + k * MR + r, b, bc, c[r]);
+      continue;
+    }
     if constexpr (kForm == Form::ShortSteps) {
       if ((short_steps[k / 64] >> (k % 64)) & 1u) {
 #pragma GCC unroll 16
@@ -164,6 +180,10 @@ template <class T, class = void>
 struct HasShortSubPath : std::false_type {};
 template <class T>
 struct HasShortSubPath<T, std::void_t<decltype(T::kShortSubPath)>> : std::bool_constant<T::kShortSubPath> {};
+template <class T, class = void>
+struct HasCoarsePath : std::false_type {};
+template <class T>
+struct HasCoarsePath<T, std::void_t<decltype(T::kCoarsePath)>> : std::bool_constant<T::kCoarsePath> {};
 // T::kPoisonPath if present, else false (KernPosit's poison form).
 template <class T, class = void>
 struct HasPoisonPath : std::false_type {};
@@ -283,6 +303,21 @@ struct ProductF32 {
     static_assert(F != Form::General, "the general form is product()");
     return fast_ieee_rne_product_short_sub_f(pm, av, b.v[v]);
   }
+  // Normal's products in one operation fewer from the operands' coarse copies
+  // (fast_ieee_rne_product_coarse_f), which gemm.cpp packs beside the panels
+  // where the mul format allows (coarse_format) and normal_ok holds; the
+  // largest |a| must be below 2^127 (amax: as binary32 bits), so that its
+  // coarse copy is finite. On AMD Zen 4 (two 512-bit operations a cycle, of
+  // any kind) a step of the 8 x 32 tile is 64 operations against Normal's 82:
+  // 33-34 cycles against 46-50 in a throwaway loop of the forms' instructions.
+  static constexpr bool kCoarsePath = true;
+  bool coarse_format() const { return fast_ieee_rne_product_coarse_ok(pm); }
+  bool coarse_ok(uint32_t amax) const { return amax < 0x7f000000u; }
+  float coarse_a(float x) const { return round_away_bits(x, kCoarseBitsA); }
+  float coarse_b(float x) const { return round_away_bits(x, kCoarseBitsB) * pm.scale; }
+  VF product_coarse(const float* a, const float* ac, const BRow& b, const BRow& bc, int v) const {
+    return fast_ieee_rne_product_coarse_f(BcastF{a}, b.v[v], BcastF{ac}, bc.v[v]);
+  }
 };
 // ... or with exact binary64 products in two halves (exp_bits <= 8, man_bits
 // 22 and 23, which binary32 lanes cannot serve).
@@ -318,6 +353,10 @@ struct ProductForms {
   static constexpr bool kShortPath = HasShortPath<Product>::value;
   static constexpr bool kShortSubPath = HasShortSubPath<Product>::value;
   bool normal_ok(double floor, uint32_t bmax) const { return prod.normal_ok(floor, bmax); }
+  bool coarse_format() const { return prod.coarse_format(); }
+  bool coarse_ok(uint32_t amax) const { return prod.coarse_ok(amax); }
+  float coarse_a(float x) const { return prod.coarse_a(x); }
+  float coarse_b(float x) const { return prod.coarse_b(x); }
   int short_bits() const { return prod.short_bits(); }
   bool sub_ok(uint32_t bmax) const { return prod.sub_ok(bmax); }
   int floor_fields() const { return prod.floor_fields(); }
@@ -325,6 +364,11 @@ struct ProductForms {
   [[gnu::noinline]] void micro_form(const AElem* ap, const BElem* bp, int64_t kc, Acc* acc,
                                     const uint64_t* short_steps = nullptr) const {
     micro_loop<false, F>(static_cast<const Kern&>(*this), ap, bp, kc, acc, short_steps);
+  }
+  template <class AElem, class BElem, class Acc>
+  [[gnu::noinline]] void micro_coarse(const AElem* ap, const BElem* bp, CoarsePanels<AElem, BElem> coarse,
+                                      int64_t kc, Acc* acc) const {
+    micro_loop<false, Form::Coarse>(static_cast<const Kern&>(*this), ap, bp, kc, acc, nullptr, coarse);
   }
 };
 
@@ -390,6 +434,12 @@ struct KernMulF32 : ProductForms<KernMulF32<Product>, Product> {
   }
   // Products 1, 4 and 6 of every 8 in the step (row-major over the tile's vectors).
   static constexpr bool sum_by_fma(int i) { return i % 8 == 1 || i % 8 == 4 || i % 8 == 6; }
+  // Form::Coarse (ProductF32::product_coarse): its multiplies and FMAs, subtracts and adds balance.
+  static constexpr bool kCoarsePath = HasCoarsePath<Product>::value;
+  void step_coarse(const AElem* a, const AElem* ac, const BRow& b, const BRow& bc, VF* c) const {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) c[v] = c[v] + this->prod.product_coarse(a, ac, b, bc, v);
+  }
 };
 
 // (b) mul eXmY in any mode but :sr (also :nosub, :sat, fn, finite-only) / acc
